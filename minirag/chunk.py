@@ -9,13 +9,14 @@ __all__ = ['SCHEME_VERSION', 'SECTION_CAP', 'CODE_BUDGETS', 'CODE_SPLIT_MARK', '
            'TRANSCRIPT_SHARE', 'Chunk', 'ChunkedDoc', 'strip_inline_images', 'timestamp_seconds', 'transcript_share',
            'detect_category', 'chunk_markdown', 'rebuild_section', 'rebuild_document']
 
-# %% ../nbs/03_chunk.ipynb #c7144bde
+# %% ../nbs/03_chunk.ipynb #7c2369a8
 import re, bisect
 from dataclasses import dataclass, asdict
 from itertools import groupby
 from typing import Callable
+from .config import MiniragError
 
-# %% ../nbs/03_chunk.ipynb #5996b63e
+# %% ../nbs/03_chunk.ipynb #33d32eee
 SCHEME_VERSION = 1  # bump whenever chunk boundaries or texts change (R-C9)
 SECTION_CAP = 4000  # characters in a section returned to a caller (R-C5)
 CODE_BUDGETS = 4  # a closed code fence stays atomic up to this many budgets (R-C7)
@@ -24,7 +25,7 @@ WINDOW_SECONDS = 120  # transcript section length (R-C3)
 CHARS_PER_TOKEN_CAP = 10  # no real language packs more characters than this into one token
 TRANSCRIPT_SHARE = 0.25  # share of non-blank lines with a timestamp; justified by measurement below
 
-# %% ../nbs/03_chunk.ipynb #59a4d026
+# %% ../nbs/03_chunk.ipynb #c9d29be5
 @dataclass
 class Chunk:
     "One retrieval unit: context prefix + a slice of its section."
@@ -64,7 +65,7 @@ def _md_cell(s, n=70):
     s = " ".join(s.split()).replace("|", "\\|")
     return s if len(s) <= n else s[:n - 1] + "…"
 
-# %% ../nbs/03_chunk.ipynb #c3833909
+# %% ../nbs/03_chunk.ipynb #1a7bdaa0
 _FENCE = re.compile(r'^ {0,3}(`{3,}|~{3,})(.*)$')
 
 def _fence_ranges(lines: list) -> dict:
@@ -100,7 +101,7 @@ def _code_mask(lines: list) -> list:
         for i in range(a, b + 1): mask[i] = True
     return mask
 
-# %% ../nbs/03_chunk.ipynb #6d69537b
+# %% ../nbs/03_chunk.ipynb #2c47715f
 _DATA_IMG = re.compile(r'!\[([^\]\n]*)\]\(\s*<?data:image/[^)\s>]*>?(?:\s+"[^"\n]*")?\s*\)')
 
 def strip_inline_images(markdown: str) -> str:
@@ -118,7 +119,7 @@ def strip_inline_images(markdown: str) -> str:
     prose(start, len(lines))
     return ''.join(out)
 
-# %% ../nbs/03_chunk.ipynb #6780bce4
+# %% ../nbs/03_chunk.ipynb #e3ef4237
 _TS = re.compile(r'^\s*(?:[-*]\s+)?(?:\*\*)?\\?[\[(]?(?:(\d{1,2}):)?(\d{1,2}):(\d{2})(?:[.,]\d{1,3})?\\?[\])]?(?:\*\*)?(?=[\s:–—-]|$)')
 _SLIDE = re.compile(r'^\s*<!--\s*Slide number:\s*(\d+)\s*-->\s*$')
 _ATX = re.compile(r'^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$')
@@ -158,7 +159,7 @@ def detect_category(markdown: str) -> str:
     if len(_headings(lines, mask)) >= 2: return 'headings'
     return 'generic'
 
-# %% ../nbs/03_chunk.ipynb #e44bb3de
+# %% ../nbs/03_chunk.ipynb #5f8cd54b
 @dataclass
 class _Section:
     "A section before packing: `body` is an exact slice of the document."
@@ -237,7 +238,7 @@ def _sections(markdown: str, category: str, title: str) -> list:
     body = _body(lines, 0, len(lines))
     return [_Section('', [], body)] if body.strip() else []
 
-# %% ../nbs/03_chunk.ipynb #3f659758
+# %% ../nbs/03_chunk.ipynb #e95a6007
 _SEP = re.compile(r'^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$')
 
 @dataclass
@@ -277,7 +278,7 @@ def _blocks(body: str) -> list:
         i = add('text', i, j)
     return blocks
 
-# %% ../nbs/03_chunk.ipynb #688748a9
+# %% ../nbs/03_chunk.ipynb #956878e2
 _SENT = re.compile(r'[.!?…。][)"\'»\]]*\s+')
 
 def _split_lines(text: str) -> list:
@@ -331,7 +332,7 @@ def _cap_split(sec: _Section, blocks: list) -> list:
         out.append([b for _, b in merged])
     return out
 
-# %% ../nbs/03_chunk.ipynb #1dd46d22
+# %% ../nbs/03_chunk.ipynb #92ffbc27
 def _turns(blocks: list) -> list:
     "Transcript paragraphs regrouped so a speaker line and what they said pack together."
     out = []
@@ -464,7 +465,7 @@ class _Packer:
         avail = self.budget - self.count(prefix)
         self.pack([u for l in _split_lines(b.text) for u in self.fit(l, avail)], prefix, 'code_part', head, pid)
 
-# %% ../nbs/03_chunk.ipynb #c5b297b1
+# %% ../nbs/03_chunk.ipynb #6ac2cc68
 def chunk_markdown(markdown: str, # converted document
                    count: Callable[[str], int], # the model's token counter (truncation off)
                    budget: int = 110, # max tokens per chunk (fenced code: up to 4×)
@@ -472,7 +473,7 @@ def chunk_markdown(markdown: str, # converted document
                   ) -> ChunkedDoc:
     "Detect the document's structure and cut it into sections and token-budgeted chunks."
     if not isinstance(budget, int) or budget < 16:
-        raise ValueError(f"chunk budget must be an integer of at least 16 tokens, got {budget!r}; set CHUNK_TOKEN_BUDGET to 16-128")
+        raise MiniragError(f"chunk budget must be an integer of at least 16 tokens, got {budget!r}; set CHUNK_TOKEN_BUDGET to 16-128")
     md = strip_inline_images(markdown)
     category = detect_category(md)
     reserve = min(count(f"# {title.strip()}\n\n"), budget // 3) if title.strip() else 0
@@ -484,7 +485,7 @@ def chunk_markdown(markdown: str, # converted document
             pid += len(pk.chunks) > n
     return ChunkedDoc(category, pk.chunks)
 
-# %% ../nbs/03_chunk.ipynb #e71cfdee
+# %% ../nbs/03_chunk.ipynb #4d6c7a89
 def _field(r, k): return r[k] if isinstance(r, dict) else getattr(r, k)
 
 def _table_header(prefix: str) -> str:
@@ -495,8 +496,8 @@ def _table_header(prefix: str) -> str:
     return ''
 
 def _open_end(body: str) -> bool:
-    "A body cut inside a table ends with exactly one newline."
-    return body.endswith('\n') and not body.endswith('\n\n')
+    "A body cut inside a table: between rows (one newline) or inside a long row (no newline)."
+    return not body.endswith('\n\n')
 
 class _Rebuild:
     "Appends chunk bodies, writing a table header only where a table starts."

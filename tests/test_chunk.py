@@ -150,7 +150,7 @@ def test_thirty_row_table_reads_back_as_one_table():
     assert all(c.text[:c.prefix_len].endswith(hdr) for c in tchunks)
     assert all(c.body.count('\n| ') == 0 or not c.body.startswith('| Col0') for c in tchunks)  # header never in a body
     for text in (rebuild_document(doc.chunks), rebuild_section([c for c in doc.chunks if c.parent_id == tchunks[0].parent_id])):
-        assert text.count('| Col0 |') == 1 and text.count('| --- |') == 1
+        assert text.count('| Col0 |') == 1 and text.count('| --- | --- | --- |') == 1
         assert '\n'.join(f'| value {r}.0 | value {r}.1 | value {r}.2 |' for r in range(30)) in text
     assert norm(rebuild_document(doc.chunks)) == norm(md)
 
