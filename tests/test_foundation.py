@@ -190,3 +190,50 @@ def test_missing_hub_model_is_a_clear_error(tmp_path, monkeypatch):
     with pytest.raises(MiniragError) as ei: e.embed(["x"])
     msg = str(ei.value)
     assert "paraphrase-multilingual-MiniLM-L12-v2" in msg and str(tmp_path/"cache") in msg and "local directory" in msg
+
+# ---- chunker integration (issue 3) --------------------------------------------------------------
+
+def test_read_rebuilds_a_30_row_table_as_one_table(index, root):
+    rows = "\n".join(f"| item-{i:02d} | {i * 7} pallets stored in aisle {i % 5} near the loading dock |" for i in range(30))
+    p = write(root, "stock.md", "# Stock\n\n## Inventory\n\n| Item | Where |\n|---|---|\n" + rows + "\n")
+    r = index.ingest(p)
+    assert r["chunkCount"] > 1   # the table really was split across chunks
+    text = index.read(p)["text"]
+    assert text.count("| Item | Where |") == 1 and text.count("item-") == 30
+    assert text.count("## Inventory") == 1 and text.startswith("# Stock") and text.count("# Stock") == 1
+
+def test_every_chunk_respects_the_budget_with_the_real_tokenizer(index, root):
+    from minirag.store import chunk_rows
+    long = " ".join(f"Sentence {i} explains one more detail of the warehouse process." for i in range(200))
+    p = write(root, "long.md", "# Long\n\n" + long + "\n\n```python\n" + "x = 1\n" * 40 + "```\n")
+    index.ingest(p)
+    rows = chunk_rows(index.store, str(p))
+    count = index.engine.counter.count
+    budget = index.cfg.chunk_token_budget
+    over = [r for r in rows if count(r["text"]) > budget and r["kind"] not in ("code",) and r["chunk_index"] != 0]
+    assert not over
+    assert count(rows[0]["text"]) <= 128   # chunk 0 carries the title and still fits the model
+
+def test_stale_scheme_is_reported(index, root, monkeypatch):
+    index.ingest(write(root, "a.md", "# A\n\nSome text about apples.\n"))
+    assert index.status()["staleChunkCount"] == 0 and "schemeWarning" not in index.status()
+    import minirag.api
+    monkeypatch.setattr(minirag.api, "SCHEME_VERSION", minirag.api.SCHEME_VERSION + 1)
+    s = index.status()
+    assert s["staleChunkCount"] > 0 and "older chunking scheme" in s["schemeWarning"]
+    assert [f["state"] for f in index.list_files()["files"]] == ["stale"]
+
+@pytest.mark.parametrize("kw,msg", [(dict(before=-1), "before=-1"), (dict(after=51), "after=51"), (dict(before="x"), "before='x'"),
+                                    (dict(before=1.5), "before=1.5"), (dict(chunk_index=-2), "chunkIndex=-2")])
+def test_neighbour_bounds_are_validated(index, root, kw, msg):
+    p = write(root, "n.md", "# N\n\nOne.\n\n## Two\n\nTwo.\n")
+    index.ingest(p)
+    args = dict(chunk_index=0, file_path=p); args.update(kw)
+    with pytest.raises(MiniragError, match=msg.replace("(", r"\(")): index.read_neighbors(**args)
+
+def test_neighbours_out_of_range_is_empty(index, root):
+    p = write(root, "n.md", "# N\n\nOne.\n\n## Two\n\nTwo.\n")
+    index.ingest(p)
+    assert index.read_neighbors(500, file_path=p)["chunks"] == []
+    got = index.read_neighbors(1, file_path=p, before=1, after=1)["chunks"]
+    assert [c["chunkIndex"] for c in got][:2] == [0, 1] and sum(c["isTarget"] for c in got) == 1
