@@ -84,6 +84,7 @@ def main():
         six = Index.open(root, db_path=db.parent, model_name=str(model), cache_dir=work/"models", embedder=emb)
         per = 50
         t = time.perf_counter()
+        held = six.store.session(); held.__enter__()   # one connection for the bulk build, as a sync holds it
         for s in range(n // per):
             idx = rng.integers(0, len(base_vecs), size=(per, 2))
             v = base_vecs[idx[:, 0]] + 0.5 * base_vecs[idx[:, 1]] + 0.05 * rng.standard_normal((per, base_vecs.shape[1])).astype(np.float32)
@@ -91,6 +92,7 @@ def main():
             rows = [dict(chunk_index=i, parent_id=str(i // 4), text=texts[int(idx[i, 0]) % len(texts)], prefix_len=0, section_head="",
                          kind="text", tokens=100, scheme=1) for i in range(per)]
             replace_source(six.store, SourceRecord(f"{root}/bulk/{s:05d}.md", root=str(root)), rows, v, emb.model_id)
+        held.__exit__(None, None, None)
         build = time.perf_counter() - t
         res = dict(build_seconds=round(build, 1), rows_per_s=round(n / build))
         with six.store.session() as con:

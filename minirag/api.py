@@ -181,20 +181,35 @@ Index.read, Index.read_neighbors, Index.delete, Index.list_files = _read, _read_
 
 # %% ../nbs/10_api.ipynb #9c5052a4
 def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None) -> dict:
-    "Ingest files and folders; returns counts, per-file warnings and the ingested files."
+    "Ingest files and folders (recursively, never deleting); returns counts, per-file warnings and the ingested files."
+    from minirag.sync import ingest_files
     cfg = ix.cfg.check()
     todo, warnings = [], []
     for p in paths:
         real, root = resolve_in_roots(p, cfg.roots, must_be_absolute)
         if real.is_dir():
             res = scan(cfg.roots, scanned_exts(), cfg.db_path, under=real)
-            todo += [f for f, _ in res.files]
+            todo += [(f, r, None) for f, r in res.files]
             warnings += [f"{d}: cannot list folder ({why})" for d, why in res.unlistable]
-        elif real.exists(): todo.append(real)
+        elif real.exists(): todo.append((real, root, None))
         else: warnings.append(f"{real}: no such file or folder")
-    done, failed = [], len(warnings)
-    for i, f in enumerate(todo):
-        if progress: progress(i, len(todo), str(f))
-        try: done.append(ix.ingest(f))
-        except MiniragError as e: failed += 1; warnings.append(str(e))
-    return dict(ingested=len(done), failed=failed, warnings=warnings, files=[d["source"] for d in done])
+    done, fails = ingest_files(ix.engine, todo, progress)
+    warnings += fails
+    return dict(ingested=len(done), failed=len(warnings), warnings=warnings, files=[d["source"] for d in done])
+
+# %% ../nbs/10_api.ipynb #a9bdd64d
+from . import sync as _syncmod
+
+def _sync(self, path=None, progress=None, must_be_absolute: bool = False) -> dict:
+    "Reconcile the index with the roots, or with one path inside them."
+    return _syncmod.sync(self.engine, path, progress, must_be_absolute)
+
+def _sync_start(self, path=None, must_be_absolute: bool = False) -> dict:
+    "Start a sync in the background; returns {jobId, state} at once."
+    return _syncmod.jobs_of(self).start(self.engine, path, must_be_absolute)
+
+def _sync_status(self, job_id: str) -> dict:
+    "State (running|succeeded|failed), counts and progress of a background sync."
+    return _syncmod.jobs_of(self).status(job_id)
+
+Index.sync, Index.sync_start, Index.sync_status = _sync, _sync_start, _sync_status

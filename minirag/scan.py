@@ -30,7 +30,9 @@ def scan(roots: list[Path], exts, index_dir: Path | None = None, under: Path | N
     starts = [(under, root_of(Path(os.path.realpath(under)), roots) or under)] if under else [(r, r) for r in roots]
     for start, root in starts:
         if not start.exists(): res.unlistable.append((start, "missing")); continue
-        if start.is_file(): res.files.append((start, root)); continue
+        if start.is_file():   # one named file: the same name and type rules as in a walk
+            if not _skip_name(start.name) and start.name.lower().endswith(exts): res.files.append((start, root))
+            continue
         def onerror(e, start=start): res.unlistable.append((Path(e.filename or start), e.strerror or str(e)))
         for d, dirs, files in os.walk(start, onerror=onerror, followlinks=False):
             dp = Path(d)

@@ -1,0 +1,57 @@
+"OCR through the whole pipeline: scanned PDFs and images become searchable documents; without the extra, clear errors."
+import sys, shutil
+from pathlib import Path
+import pytest
+from minirag.config import MiniragError
+import minirag.ocr as ocr
+
+sys.path.insert(0, str(Path(__file__).parent/"data"/"ocr"))
+import scans  # noqa: E402
+
+need_tesseract = pytest.mark.skipif(not (shutil.which("tesseract") and ocr.ocr_available()), reason="OCR engine not installed")
+
+@need_tesseract
+def test_mixed_pdf_is_searchable_and_listed_with_its_engine(index, root):
+    cover = ["Quarterly inventory report", "Prepared by the logistics team"]
+    page = scans.page_image(["Pallet discrepancy in aisle seven", "Инвентаризация склада завершена"])
+    p = scans.mixed_pdf(root/"report.pdf", cover, [page])
+    r = index.ingest(p)
+    assert r["ocrEngine"].startswith("tesseract")
+    text = index.read(p)["text"]
+    assert "Quarterly inventory report" in text and "discrepancy" in text.lower() and "инвентаризация" in text.lower()
+    hit = index.query("pallet discrepancy aisle", top_k=3)["results"][0]
+    assert hit["source"] == str(p)
+    assert index.query("инвентаризация", top_k=3, weight=1.0)["results"][0]["source"] == str(p)
+    listed = {f["displayPath"]: f for f in index.list_files()["files"]}
+    assert listed["report.pdf"]["ocrEngine"].startswith("tesseract")
+
+@need_tesseract
+def test_image_is_a_document_with_the_extra(index, root):
+    img = root/"whiteboard.png"
+    scans.page_image(["Deployment checklist", "rotate the signing keys"], a4=False).save(img)
+    r = index.ingest(img)
+    assert r["chunkCount"] >= 1
+    assert index.query("signing keys", top_k=1)["results"][0]["source"] == str(img)
+
+def test_scan_without_the_extra_is_a_clear_error(index, root, monkeypatch):
+    p = scans.image_pdf(root/"scan.pdf", [scans.page_image(["Only pixels here"])])
+    monkeypatch.setattr(ocr, "ocr_available", lambda: False)
+    with pytest.raises(MiniragError, match=r"no text layer.*pip install 'minirag\[ocr\]'"):
+        index.ingest(p)
+
+def test_images_are_not_documents_without_the_extra(index, root, monkeypatch):
+    img = root/"photo.png"
+    scans.page_image(["hello"], a4=False).save(img)
+    monkeypatch.setattr(ocr, "ocr_available", lambda: False)
+    with pytest.raises(MiniragError, match="OCR extra"):
+        index.ingest(img)
+    assert [f for f in index.list_files()["files"] if f["displayPath"] == "photo.png"] == []
+
+def test_status_reports_ocr(index, monkeypatch):
+    s = index.status()
+    assert "ocr" in s
+    monkeypatch.setattr(ocr, "ocr_available", lambda: False)
+    monkeypatch.setattr(ocr, "_has_rapidocr", lambda: False)
+    monkeypatch.setattr(ocr, "_tesseract_bin", lambda: None)
+    s = index.status()
+    assert s["ocr"] == "unavailable" and "minirag[ocr]" in s["ocrHint"]
