@@ -53,9 +53,14 @@ def _status(self) -> dict:
     if cfg.error: return dict(version=__version__, configError=cfg.error)
     out = dict(version=__version__, roots=[str(r) for r in cfg.roots], dbPath=str(cfg.db_path), modelName=cfg.model_name,
                cacheDir=str(cfg.cache_dir), chunkTokenBudget=cfg.chunk_token_budget, hybridWeight=cfg.hybrid_weight,
-               grouping=cfg.grouping, maxDistance=cfg.max_distance, maxFiles=cfg.max_files,
+               grouping=cfg.grouping, fusion=cfg.fusion, maxDistance=cfg.max_distance, maxFiles=cfg.max_files,
                sources=0, chunks=0, indexedModel=None, dimension=None, schemeVersion=SCHEME_VERSION, staleChunkCount=0)
     out.update(_ocr.ocr_status(cfg))
+    if not self.store.exists():
+        d = cfg.db_path
+        while not d.exists() and d != d.parent: d = d.parent
+        if not d.is_dir() or not os.access(d, os.W_OK):
+            out["indexError"] = f"the index directory {cfg.db_path} cannot be created ({d} is not a writable folder); set DB_PATH to a writable folder"
     if self.store.exists():
         try:
             with self.store.session() as con:
@@ -86,8 +91,9 @@ def _ingest_data(self, content: str, format: str = "markdown", source: str = Non
 def _query(self, query: str, top_k: int = 8, scope: str | None = None, weight: float | None = None) -> dict:
     "Hybrid search; `weight` overrides RAG_HYBRID_WEIGHT."
     cfg = self.cfg.check()
-    w = cfg.hybrid_weight if weight is None else float(weight)
-    if not 0 <= w <= 1: raise MiniragError(f"weight={weight} must be within 0.0..1.0")
+    try: w = cfg.hybrid_weight if weight is None else float(weight)
+    except (TypeError, ValueError): w = None
+    if isinstance(weight, bool) or w is None or not 0 <= w <= 1: raise MiniragError(f"weight={str(weight)[:40]} must be a number within 0.0..1.0")
     emb = self.engine.embedder
     def embed_query(q):
         if self.store.exists():
@@ -97,13 +103,15 @@ def _query(self, query: str, top_k: int = 8, scope: str | None = None, weight: f
                 raise MiniragError(f"this index was built with model {m!r} but the configured model is {emb.model_id!r}; "
                                    "set MODEL_NAME back, or use a new DB_PATH and re-ingest")
         return emb.embed_query(q)
-    return hybrid_query(self.store, embed_query, query, top_k, scope, w, cfg.grouping, cfg.max_distance, cfg.max_files, rebuild_section)
+    return hybrid_query(self.store, embed_query, query, top_k, scope, w, cfg.grouping, cfg.max_distance, cfg.max_files, rebuild_section, cfg.fusion)
 
 def _target(self, file_path=None, source=None, must_be_absolute=False) -> str:
     "The source id for a file path or a data/url id."
     if file_path and source: raise MiniragError("give either filePath or source, not both")
+    if source is not None and not isinstance(source, str): raise MiniragError("source must be text: a data/url id")
+    if source and source.strip().startswith("/"): file_path, source = source.strip(), None   # a file id: the root check applies
     if file_path: return str(resolve_in_roots(file_path, self.cfg.roots, must_be_absolute)[0])
-    if source: return source.strip()
+    if source: return check_source_id(source)
     raise MiniragError("give filePath (for a file) or source (for a data/url id)")
 
 def _read(self, file_path=None, source=None, must_be_absolute=False) -> dict:
@@ -120,7 +128,7 @@ def _int_arg(name, v, lo, hi):
         try:
             if isinstance(v, float) or isinstance(v, bool): raise ValueError
             v = int(str(v).strip())
-        except ValueError: raise MiniragError(f"{name}={v!r} must be a whole number in {lo}..{hi}")
+        except (ValueError, UnicodeError): raise MiniragError(f"{name}={str(repr(v))[:40]} must be a whole number in {lo}..{hi}")
     if not lo <= v <= hi: raise MiniragError(f"{name}={v} must be in {lo}..{hi}")
     return v
 

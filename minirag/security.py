@@ -8,12 +8,33 @@ Docs: https://example.invalid/minirag/security.html.md"""
 from __future__ import annotations
 import os
 from pathlib import Path
-from .config import MiniragError
+from .config import MiniragError, is_system_dir
 
 # %% auto #0
-__all__ = ['OutsideRootError', 'root_of', 'resolve_in_roots', 'scope_condition', 'in_scope']
+__all__ = ['MAX_NAME_BYTES', 'MAX_PATH_BYTES', 'usable_path_text', 'OutsideRootError', 'root_of', 'resolve_in_roots',
+           'scope_condition', 'in_scope']
 
 # %% ../nbs/08_security.ipynb #ae2c9b24
+MAX_NAME_BYTES, MAX_PATH_BYTES = 255, 4096   # Linux NAME_MAX and PATH_MAX
+
+def _show(s: str, n: int = 200) -> str:
+    "`s` cut to `n` characters, for an error message."
+    return s if len(s) <= n else s[:n] + "…"
+
+def usable_path_text(path) -> str: # a str or os.PathLike
+    "The path as text, or a `MiniragError` saying why it cannot name a file."
+    if not isinstance(path, (str, os.PathLike)):
+        raise MiniragError(f"a file path must be text, not {type(path).__name__}; give the path of a file under a document root")
+    s = os.fspath(path)
+    if isinstance(s, bytes): s = os.fsdecode(s)
+    if not s.strip() or "\x00" in s: raise MiniragError(f"{_show(s)!r} is not a usable path; give the path of a file under a document root")
+    try: b = s.encode("utf-8")   # strict: the path becomes the source id, stored as UTF-8 text in DuckDB
+    except UnicodeEncodeError: raise MiniragError(f"{_show(s)!r} is not valid UTF-8 (a lone surrogate, or a file name in another encoding); rename the file with UTF-8 characters")
+    if len(b) > MAX_PATH_BYTES or any(len(x.encode()) > MAX_NAME_BYTES for x in s.split("/")):
+        raise MiniragError(f"{_show(s)!r} is too long for a file path (names up to {MAX_NAME_BYTES} bytes, paths up to {MAX_PATH_BYTES}); give a real file's path")
+    return s
+
+# %% ../nbs/08_security.ipynb #258a15a7
 class OutsideRootError(MiniragError):
     "A path resolves outside every document root."
 
@@ -23,34 +44,45 @@ def root_of(real: Path, roots: list[Path]) -> Path | None:
         if real == r or r in real.parents: return r
     return None
 
-def resolve_in_roots(path: str | Path, roots: list[Path], must_be_absolute: bool = False, cwd: Path | None = None) -> tuple[Path, Path]:
-    "Resolve `path` and return (path as given but absolute, its root); refuse anything outside the roots."
-    s = str(path)
-    if not s.strip() or "\x00" in s: raise MiniragError(f"{s!r} is not a usable path; give the path of a file under a document root")
+def _outside(s: str, roots) -> OutsideRootError:
+    return OutsideRootError(f"{_show(s)} is outside the document roots ({', '.join(map(str, roots)) or 'none configured'}); "
+                            "only files under BASE_DIR/BASE_DIRS can be read or indexed")
+
+def resolve_in_roots(path: str | Path, # as the user gave it; relative is resolved against `cwd`
+                     roots: list[Path], # real paths of the document roots
+                     must_be_absolute: bool = False, # MCP paths must be absolute (R-S4)
+                     cwd: Path | None = None) -> tuple[Path, Path]:
+    "(id path: folders resolved, last name kept; its root) — or a refusal for anything outside the roots."
+    s = usable_path_text(path)
     p = Path(os.path.expanduser(s))
     if not p.is_absolute():
-        if must_be_absolute: raise MiniragError(f"filePath must be absolute: {s!r}; pass the full path, e.g. {roots[0]/s if roots else '/docs/'+s}")
-        p = Path(cwd or os.getcwd())/p
+        if must_be_absolute: raise MiniragError(f"filePath must be absolute: {_show(s)!r}; pass the full path, e.g. {roots[0]/_show(s) if roots else '/docs/'+_show(s)}")
+        try: p = Path(cwd or os.getcwd())/p
+        except OSError: raise MiniragError(f"{_show(s)!r} is relative and the current directory no longer exists; pass an absolute path")
     p = Path(os.path.normpath(p))
     real = Path(os.path.realpath(p))
-    root = root_of(real, roots)
-    # the link path itself must also be under a root: a link's id is the path the user sees
-    if root is None or root_of(p, roots) is None:
-        raise OutsideRootError(f"{s} is outside the document roots ({', '.join(map(str, roots)) or 'none configured'}); "
-                               "only files under BASE_DIR/BASE_DIRS can be read or indexed")
-    return p, root_of(p, roots)
+    ident = p if p == p.parent else Path(os.path.realpath(p.parent))/p.name
+    root = root_of(ident, roots)
+    if root is None or root_of(real, roots) is None or is_system_dir(real): raise _outside(s, roots)
+    return ident, root
 
-# %% ../nbs/08_security.ipynb #258a15a7
+# %% ../nbs/08_security.ipynb #568d6276
+def _scope_base(scope) -> str | None:
+    "The scope without trailing slashes; None when it covers everything."
+    if scope is None: return None
+    if not isinstance(scope, str): raise MiniragError(f"scope must be text (a path or an id prefix such as 'notes/2026'), not {type(scope).__name__}")
+    try: scope.encode("utf-8")
+    except UnicodeEncodeError: raise MiniragError("scope contains characters that are not valid text (lone surrogates); send UTF-8 text")
+    base = scope.strip().rstrip("/")
+    return base or None
+
 def scope_condition(scope: str | None, column: str = "source") -> tuple[str, list]:
     "SQL condition + parameters restricting `column` to `scope`."
-    if scope is None or not str(scope).strip(): return "TRUE", []
-    s = str(scope).strip()
-    base = s.rstrip("/") or "/"
-    if base == "/": return "TRUE", []
+    base = _scope_base(scope)
+    if base is None: return "TRUE", []
     return f"({column} = ? OR starts_with({column}, ?))", [base, base + "/"]
 
 def in_scope(source: str, scope: str | None) -> bool:
     "Python twin of `scope_condition`."
-    if not scope or not scope.strip(): return True
-    base = scope.strip().rstrip("/")
-    return not base or source == base or source.startswith(base + "/")
+    base = _scope_base(scope)
+    return base is None or source == base or source.startswith(base + "/")

@@ -95,3 +95,34 @@ def test_long_lived_process_writes_while_cli_reads(setup, root):
     assert r.returncode == 0 and json.loads(r.stdout)["skipped"] == 31
     r = cli(common, "query", "lighthouse keeper", "--json")
     assert Path(json.loads(r.stdout)["results"][0]["source"]).parent.name == "batch"
+
+
+def test_a_busy_holder_yields_to_a_waiting_process(tmp_path):
+    "A long-lived process working every 50 ms must not starve another process (the .waiting.lock signal)."
+    import subprocess, sys, time, textwrap
+    from minirag.store import Store
+    db = tmp_path/"idx"/"index.duckdb"
+    with Store(db).session() as con: con.execute("CREATE TABLE t(x INT)")
+    holder = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import time, sys
+        from minirag.store import Store
+        st = Store({str(db)!r}, idle_close=0.5)
+        end = time.time() + 25
+        print("ready", flush=True)
+        while time.time() < end:
+            with st.session() as con: con.execute("INSERT INTO t VALUES (1)")
+            time.sleep(0.05)
+        """)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        time.sleep(0.5)
+        st = Store(db, lock_wait=10)
+        waits = []
+        for _ in range(5):
+            t = time.monotonic()
+            with st.session() as con: con.execute("SELECT count(*) FROM t").fetchone()
+            waits.append(time.monotonic() - t)
+            time.sleep(0.2)
+        assert max(waits) < 3.0, waits   # before the signal: 10–14 s per attempt
+    finally:
+        holder.kill(); holder.wait()

@@ -1,0 +1,158 @@
+"Search tuning: RAG_GROUPING / RAG_MAX_DISTANCE / RAG_MAX_FILES through Index.query with env config, and both fusions."
+from pathlib import Path
+import pytest
+from conftest import write
+from minirag.api import Index, ingest_paths
+from minirag.search import Hit, group_cut, apply_filters, fuse, fuse_adaptive, fuse_lists, COS_SCALE
+
+DOCS = {
+    "network.md": "# Network errors\n\n## Refused\n\nThe browser shows a refused connection when nothing listens on the port.\n\n"
+                  "## Timeouts\n\nA timeout means the host did not answer in time.\n",
+    "errors-catalog.md": "# Error catalog\n\nERR_CONNECTION_REFUSED is raised by the proxy module when the upstream closes the socket.\n",
+    "import.md": "# Import tool\n\nWhen the header row is empty the importer stops with E-1042 and writes nothing.\n",
+    "release.md": "# Releases\n\nVersion v2.3.1 fixes the importer. Call my_func_name to migrate settings.\n",
+    "bread.md": "# Baking bread\n\nKnead the dough for ten minutes and let it rise for an hour in a warm place.\n\n"
+                "## Sourdough\n\nA sourdough starter needs flour and water every day.\n",
+    "cake.md": "# Cakes\n\nBake the sponge at 180 degrees until a skewer comes out clean.\n",
+    "garden.md": "# Garden\n\nWater tomatoes in the morning; mulch keeps the soil moist during heat.\n",
+    "servers-ru.md": "# Серверы\n\nНа сервере базы данных резервные копии создаются ежедневно.\n",
+}
+
+@pytest.fixture
+def docs_root(root):
+    for n, t in DOCS.items(): write(root, n, t)
+    return root
+
+def open_ix(root, model_dir, emb, **env):
+    return Index.open(root, model_name=str(model_dir), cache_dir=model_dir.parent, embedder=emb, env={k: str(v) for k, v in env.items()})
+
+@pytest.fixture
+def built(docs_root, model_dir, shared_embedder):
+    ix = open_ix(docs_root, model_dir, shared_embedder)
+    assert ingest_paths(ix, [docs_root])["failed"] == 0
+    yield ix
+    ix.close()
+
+def ids(r): return [(h["source"], h["chunkIndex"]) for h in r["results"]]
+
+# --- constructed distance lists -------------------------------------------------------------
+
+def hits(ds): return [Hit(i, 1.0 / (i + 1), d) for i, d in enumerate(ds)]
+
+def test_grouping_needs_three_distances():
+    hs = hits([0.1, None, 0.9, None])          # two distances only: no boundary may exist
+    assert group_cut(hs, "similar") == hs and group_cut(hs, "related") == hs
+
+def test_grouping_keeps_hits_without_distance_and_fused_order():
+    # fused order deliberately differs from distance order
+    hs = hits([0.52, None, 0.10, 0.90, 0.11, 0.50, None, 0.12])
+    got = [h.chunk_id for h in group_cut(hs, "similar")]
+    assert got == [1, 2, 4, 6, 7]              # group {0.10, 0.11, 0.12} + both None hits, fused order
+    got = [h.chunk_id for h in group_cut(hs, "related")]
+    assert got == [0, 1, 2, 4, 5, 6, 7]        # second group {0.50, 0.52} joins; 0.90 is cut
+
+def test_grouping_boundary_is_strictly_more_than_twice_the_mean_gap():
+    # gaps 0.1, 0.2: mean 0.15, 0.2 is not > 0.3 → no boundary
+    hs = hits([0.1, 0.2, 0.4])
+    assert group_cut(hs, "similar") == hs
+    # gaps 0.01, 0.01, 0.1: mean 0.04, 0.1 > 0.08 → boundary after 0.12
+    assert [h.chunk_id for h in group_cut(hits([0.10, 0.11, 0.12, 0.22]), "similar")] == [0, 1, 2]
+
+def test_related_without_a_second_boundary_keeps_everything():
+    hs = hits([0.10, 0.11, 0.12, 0.50, 0.51])
+    assert [h.chunk_id for h in group_cut(hs, "similar")] == [0, 1, 2]
+    assert group_cut(hs, "related") == hs
+
+def test_equal_distances_have_no_boundary():
+    hs = hits([0.3, 0.3, 0.3, 0.3])
+    assert group_cut(hs, "similar") == hs
+
+def test_max_distance_drops_farther_and_distance_less_hits():
+    hs = hits([0.2, None, 0.31, 0.3, None])
+    assert [h.chunk_id for h in apply_filters(hs, max_distance=0.3)] == [0, 3]
+
+def test_max_files_keeps_first_n_sources_in_rank_order():
+    src = {0: "b", 1: "a", 2: "b", 3: "c", 4: "a", 5: "c"}
+    assert [h.chunk_id for h in apply_filters(hits([None] * 6), max_files=2, source_of=src.get)] == [0, 1, 2, 4]
+
+def test_filters_fill_top_k_before_grouping():
+    hs = hits([0.9, 0.1, 0.11, 0.12, 0.5, 0.13])
+    # max_distance removes hit 0, the cut to 4 then sees 0.1, 0.11, 0.12, 0.5 → similar keeps the first three
+    assert [h.chunk_id for h in apply_filters(hs, "similar", 0.6, top_k=4)] == [1, 2, 3]
+
+# --- fusion -----------------------------------------------------------------------------------
+
+def test_weight_ends_are_pure_orders_for_both_fusions():
+    vec = [(1, 0.1), (2, 0.2), (3, 0.3)]; kw = [(3, 9.0), (4, 5.0), (1, 1.0)]
+    for f in ("adaptive", "rrf"):
+        assert [h.chunk_id for h in fuse_lists(vec, kw, 0.0, f)] == [1, 2, 3]
+        assert [h.chunk_id for h in fuse_lists(vec, kw, 1.0, f)] == [3, 4, 1]
+
+def test_rrf_is_exact_weighted_rrf():
+    h = {x.chunk_id: x.score for x in fuse([(1, 0.1), (2, 0.2)], [(2, 5.0)], 0.6)}
+    assert h[1] == pytest.approx(0.4 / 61) and h[2] == pytest.approx(0.4 / 62 + 0.6 / 61)
+
+def test_adaptive_scores_are_scale_aware():
+    vec = [(1, 0.30), (2, 0.30 + COS_SCALE)]; kw = [(2, 8.0), (1, 4.0)]
+    h = {x.chunk_id: x.score for x in fuse_adaptive(vec, kw, 0.5)}
+    assert h[1] == pytest.approx(0.5 * 1 + 0.5 * 0.5) and h[2] == pytest.approx(0.5 * 0 + 0.5 * 1)
+
+def test_adaptive_flat_vector_side_lets_keywords_decide():
+    vec = [(i, 0.40 + 0.001 * i) for i in range(1, 6)]      # the model cannot tell them apart
+    kw = [(4, 6.0), (2, 3.0)]
+    assert [h.chunk_id for h in fuse_adaptive(vec, kw, 0.6)][:2] == [4, 2]
+
+def test_adaptive_flat_keyword_side_keeps_vector_order():
+    vec = [(1, 0.2), (2, 0.3), (3, 0.4)]
+    kw = [(3, 2.00), (2, 1.99), (1, 1.98)]
+    assert [h.chunk_id for h in fuse_adaptive(vec, kw, 0.6)] == [1, 2, 3]
+
+# --- end to end through Index.query with env config --------------------------------------------
+
+def test_max_distance_from_env(built, docs_root, model_dir, shared_embedder):
+    base = built.query("connection refused by the server", top_k=6)
+    ix = open_ix(docs_root, model_dir, shared_embedder, RAG_MAX_DISTANCE=0.75)
+    r = ix.query("connection refused by the server", top_k=6)
+    assert r["results"] and all(h["distance"] is not None and h["distance"] <= 0.75 for h in r["results"])
+    kept = [(h["source"], h["chunkIndex"]) for h in base["results"] if h["distance"] is not None and h["distance"] <= 0.75]
+    assert ids(r)[:len(kept)] == kept                 # same fused order, filled further from the candidates
+    assert sum(s["hits"] for s in r["sources"]) == len(r["results"])
+
+def test_max_distance_drops_keyword_only_hits(built, docs_root, model_dir, shared_embedder):
+    r = built.query("E-1042", top_k=8, weight=1.0)    # w=1: no distances at all
+    assert r["results"]
+    ix = open_ix(docs_root, model_dir, shared_embedder, RAG_MAX_DISTANCE=2.0, RAG_HYBRID_WEIGHT=1.0)
+    assert ix.query("E-1042", top_k=8)["results"] == []
+
+def test_max_files_from_env(built, docs_root, model_dir, shared_embedder):
+    q = "bread dough baking"
+    base = built.query(q, top_k=20)
+    first2 = list(dict.fromkeys(h["source"] for h in base["results"]))[:2]
+    r = open_ix(docs_root, model_dir, shared_embedder, RAG_MAX_FILES=2).query(q, top_k=20)
+    assert [s["source"] for s in r["sources"]] == first2
+    assert ids(r) == [x for x in ids(base) if x[0] in first2]
+
+@pytest.mark.parametrize("grouping", ["similar", "related"])
+def test_grouping_from_env_cuts_the_result_list(built, docs_root, model_dir, shared_embedder, grouping):
+    q = "how do I bake bread"
+    base = built.query(q, top_k=10)
+    r = open_ix(docs_root, model_dir, shared_embedder, RAG_GROUPING=grouping).query(q, top_k=10)
+    hs = [Hit(i, 0.0, h["distance"]) for i, h in enumerate(base["results"])]
+    want = [ids(base)[h.chunk_id] for h in group_cut(hs, grouping)]
+    assert ids(r) == want                              # exactly the grouped result list, fused order kept
+    assert sum(s["hits"] for s in r["sources"]) == len(r["results"])
+
+@pytest.mark.parametrize("fusion", ["adaptive", "rrf"])
+@pytest.mark.parametrize("q,doc", [("ERR_CONNECTION_REFUSED", "errors-catalog.md"), ("E-1042", "import.md"),
+                                   ("v2.3.1", "release.md"), ("my_func_name", "release.md"),
+                                   ("what does E-1042 mean when importing", "import.md")])
+def test_identifiers_rank_first_with_either_fusion(built, monkeypatch, fusion, q, doc):
+    monkeypatch.setattr(built.cfg, "fusion", fusion)
+    assert Path(built.query(q, top_k=5)["results"][0]["source"]).name == doc
+
+def test_bad_fusion_env_is_a_clear_error(built):
+    from minirag.config import MiniragError
+    from minirag.api import Index
+    ix = Index.open(built.cfg.roots, built.cfg.db_path, built.cfg.cache_dir, built.cfg.model_name, env={"RAG_FUSION": "fancy"})
+    assert "RAG_FUSION='fancy'" in ix.status()["configError"]
+    with pytest.raises(MiniragError, match="RAG_FUSION"): ix.query("bread")
