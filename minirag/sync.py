@@ -18,7 +18,7 @@ from .ingest import Engine, prepare_chunks, file_hash
 from .titles import file_title
 from .scan import scan, ScanResult
 from .security import resolve_in_roots, in_scope, scope_condition
-from .store import SourceRecord, replace_source, delete_source, rename_source, source_rows
+from .store import SourceRecord, replace_source, replace_sources, delete_source, rename_source, source_rows
 from . import ocr as _ocr
 
 # %% auto #0
@@ -172,20 +172,27 @@ def ingest_files(eng: Engine, items, progress=None, done0: int = 0, total: int |
         except MiniragError: raise
         except Exception as e:
             warnings.extend(f"{rec.source}: embedding failed ({_short_err(e)})" for rec, _ in batch); return
+        items, i = [], 0
+        for rec, rows in batch:
+            items.append((rec, rows, vecs[i:i + len(rows)])); i += len(rows)
+        def done(rec, n): ingested.append(dict(source=rec.source, title=rec.title, chunkCount=n, category=rec.category, ocrEngine=rec.ocr_engine))
         with eng.store.session():
-            i = 0
-            for k, (rec, rows) in enumerate(batch):
-                v = vecs[i:i + len(rows)]; i += len(rows)
-                if _pause_wanted("txn") and k == 0:
-                    try:
-                        with eng.store.transaction() as con:
-                            con.execute("DELETE FROM chunks WHERE source = ?", [rec.source]); _pause("txn"); raise _Rollback
-                    except _Rollback: pass
-                try: n = replace_source(eng.store, rec, rows, v, eng.embedder.model_id)
-                except IndexBusyError: raise   # another process holds the file too long: stop, the next sync resumes
-                except MiniragError as e: warnings.append(str(e)); continue
-                ingested.append(dict(source=rec.source, title=rec.title, chunkCount=n, category=rec.category, ocrEngine=rec.ocr_engine))
-                if k == 0: _pause("write")
+            if _pause_wanted("txn") and items:
+                try:
+                    with eng.store.transaction() as con:
+                        con.execute("DELETE FROM chunks WHERE source = ?", [items[0][0].source]); _pause("txn"); raise _Rollback
+                except _Rollback: pass
+            if _pause_wanted("write") and items:   # crash tests: one file committed, then stop here
+                rec, rows, v = items.pop(0)
+                done(rec, replace_source(eng.store, rec, rows, v, eng.embedder.model_id)); _pause("write")
+            try:   # one transaction for the whole batch: per-file commits cost ~26 ms each
+                for (rec, _, _), n in zip(items, replace_sources(eng.store, items, eng.embedder.model_id)): done(rec, n)
+            except IndexBusyError: raise   # another process holds the file too long: stop, the next sync resumes
+            except MiniragError:
+                for rec, rows, v in items:   # find the file at fault; the others still go in
+                    try: done(rec, replace_source(eng.store, rec, rows, v, eng.embedder.model_id))
+                    except IndexBusyError: raise
+                    except MiniragError as e: warnings.append(str(e))
         state["batches"] += 1
     batch, nchunks, pending = [], 0, None
     with ThreadPoolExecutor(1, thread_name_prefix="minirag-embed") as pool:
