@@ -18,7 +18,7 @@ from .ingest import Engine, prepare_chunks, file_hash
 from .titles import file_title
 from .scan import scan, ScanResult
 from .security import resolve_in_roots, in_scope, scope_condition
-from .store import SourceRecord, replace_source, replace_sources, delete_source, rename_source, source_rows
+from .store import SourceRecord, replace_source, replace_sources, cluster_postings, delete_source, rename_source, source_rows
 from . import ocr as _ocr
 
 # %% auto #0
@@ -262,6 +262,7 @@ def sync(eng: Engine, path=None, progress=None, must_be_absolute: bool = False, 
         if ingested or plan.moves or plan.delete:
             with eng.store.session() as con:
                 _pause("maintenance")
+                cluster_postings(eng.store)
                 con.execute("CHECKPOINT")
     return dict(ingested=len(ingested), skipped=plan.skipped, moved=len(plan.moves), deleted=len(plan.delete),
                 failed=len(warnings), unreadable=len(plan.unreadable), warnings=warnings,
