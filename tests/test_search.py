@@ -5,18 +5,11 @@ from conftest import write
 from minirag.api import Index, ingest_paths
 from minirag.search import Hit, group_cut, apply_filters, fuse, fuse_adaptive, fuse_lists, COS_SCALE
 
-DOCS = {
-    "network.md": "# Network errors\n\n## Refused\n\nThe browser shows a refused connection when nothing listens on the port.\n\n"
-                  "## Timeouts\n\nA timeout means the host did not answer in time.\n",
-    "errors-catalog.md": "# Error catalog\n\nERR_CONNECTION_REFUSED is raised by the proxy module when the upstream closes the socket.\n",
-    "import.md": "# Import tool\n\nWhen the header row is empty the importer stops with E-1042 and writes nothing.\n",
-    "release.md": "# Releases\n\nVersion v2.3.1 fixes the importer. Call my_func_name to migrate settings.\n",
-    "bread.md": "# Baking bread\n\nKnead the dough for ten minutes and let it rise for an hour in a warm place.\n\n"
-                "## Sourdough\n\nA sourdough starter needs flour and water every day.\n",
-    "cake.md": "# Cakes\n\nBake the sponge at 180 degrees until a skewer comes out clean.\n",
-    "garden.md": "# Garden\n\nWater tomatoes in the morning; mulch keeps the soil moist during heat.\n",
-    "servers-ru.md": "# Серверы\n\nНа сервере базы данных резервные копии создаются ежедневно.\n",
-}
+from test_foundation import DOCS as FOUNDATION_DOCS
+DOCS = {**FOUNDATION_DOCS,   # the foundation corpus, with a longer baking document and one more about cakes
+        "bread.md": "# Baking bread\n\nKnead the dough for ten minutes and let it rise for an hour in a warm place.\n\n"
+                    "## Sourdough\n\nA sourdough starter needs flour and water every day.\n",
+        "cake.md": "# Cakes\n\nBake the sponge at 180 degrees until a skewer comes out clean.\n"}
 
 @pytest.fixture
 def docs_root(root):
