@@ -95,15 +95,14 @@ def _query(self, query: str, top_k: int = 8, scope: str | None = None, weight: f
     except (TypeError, ValueError): w = None
     if isinstance(weight, bool) or w is None or not 0 <= w <= 1: raise MiniragError(f"weight={str(weight)[:40]} must be a number within 0.0..1.0")
     emb = self.engine.embedder
-    def embed_query(q):
-        if self.store.exists():
-            with self.store.session() as con:
-                m = get_meta(con).get("model_id")
-            if m and m != emb.model_id:
-                raise MiniragError(f"this index was built with model {m!r} but the configured model is {emb.model_id!r}; "
-                                   "set MODEL_NAME back, or use a new DB_PATH and re-ingest")
-        return emb.embed_query(q)
-    return hybrid_query(self.store, embed_query, query, top_k, scope, w, cfg.grouping, cfg.max_distance, cfg.max_files, rebuild_section, cfg.fusion)
+    if not self.store.exists():
+        return hybrid_query(self.store, emb.embed_query, query, top_k, scope, w, cfg.grouping, cfg.max_distance, cfg.max_files, rebuild_section, cfg.fusion)
+    with self.store.session() as con:   # one connection for the check and the query
+        m = get_meta(con).get("model_id")
+        if w < 1 and m and m != emb.model_id:   # R-M4: never compare vectors of different models
+            raise MiniragError(f"this index was built with model {m!r} but the configured model is {emb.model_id!r}; "
+                               "set MODEL_NAME back, or use a new DB_PATH and re-ingest")
+        return hybrid_query(self.store, emb.embed_query, query, top_k, scope, w, cfg.grouping, cfg.max_distance, cfg.max_files, rebuild_section, cfg.fusion)
 
 def _target(self, file_path=None, source=None, must_be_absolute=False) -> str:
     "The source id for a file path or a data/url id."

@@ -6,6 +6,7 @@ Docs: https://example.invalid/minirag/search.html.md"""
 
 # %% ../nbs/06_search.ipynb #640a5311
 from __future__ import annotations
+from concurrent.futures import ThreadPoolExecutor
 import os, threading
 from dataclasses import dataclass, field, asdict
 import numpy as np
@@ -213,6 +214,8 @@ def display_path(source: str, kind: str, root: str) -> str:
 
 def section_id(source: str, parent_id: str) -> str: return f"{source}#{parent_id}"
 
+_query_pool = ThreadPoolExecutor(2, thread_name_prefix="minirag-query-embed")
+
 def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: str | None = None, weight: float = 0.6,
                  grouping=None, max_distance=None, max_files=None, section_text=None, fusion: str | None = None) -> dict:
     "Run a hybrid query; `embed_query(text) -> vector`, `section_text(rows) -> str`, `fusion` None = RAG_FUSION."
@@ -221,8 +224,13 @@ def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: s
     window = candidate_window(k)
     with store.session() as con:
         if not has_chunks_table(con): return dict(query=query, results=[], parents={}, sources=[])
-        vec = vector_search(con, str(store.db_file), embed_query(query), window, scope) if weight < 1 else []
-        kw = keyword_search(con, query, window, scope) if weight > 0 else []
+        # the query embedding (ONNX) and BM25 (DuckDB) both release the GIL: run them side by side
+        fut = _query_pool.submit(embed_query, query) if weight < 1 else None
+        try: kw = keyword_search(con, query, window, scope) if weight > 0 else []
+        except BaseException:
+            if fut: fut.cancel()
+            raise
+        vec = vector_search(con, str(store.db_file), fut.result(), window, scope) if fut else []
         hits = fuse_lists(vec, kw, weight, fusion, window)
         need_src = max_files is not None
         rows = _chunk_info(con, [h.chunk_id for h in hits]) if (need_src and hits) else {}
