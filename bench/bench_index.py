@@ -2,6 +2,7 @@
 
     python bench/bench_index.py                 # 10k and 100k chunks
     python bench/bench_index.py --sizes 10000   # quicker
+    python bench/bench_index.py --eval DIR      # eval sets elsewhere (default ../shared/eval beside the repo)
 
 Chunk texts are real passages from ../shared/eval corpora (Debian and Python documentation); vectors for the
 scaled index are mixtures of real embeddings of those passages plus noise, so neighbourhoods look like real data.
@@ -17,10 +18,11 @@ from minirag.embed import Embedder, packaged_model_dir
 from minirag.store import SourceRecord, replace_source, connect, cluster_postings
 from minirag.search import vector_search, keyword_search
 
-def eval_dir():
-    for c in [os.environ.get("MINIRAG_EVAL_DIR"), ROOT.parent/"shared"/"eval", ROOT/".."/".."/"shared"/"eval"]:
-        if c and Path(c).exists(): return Path(c)
-    sys.exit("eval data not found; set MINIRAG_EVAL_DIR to shared/eval")
+sys.path.insert(0, str(ROOT/"bench"))
+from evaldir import add_eval_arg, checked, default_eval_dir
+EVAL = [default_eval_dir()]  # set from --eval in main()
+
+def eval_dir(): return checked(EVAL[0])
 
 def passages(n, seed=0):
     "Real ~100-token passages cut from the eval corpora."
@@ -49,7 +51,9 @@ def main():
     ap.add_argument("--sizes", default="10000,100000")
     ap.add_argument("--queries", type=int, default=50)
     ap.add_argument("--skip-hnsw", action="store_true")
+    add_eval_arg(ap)
     a = ap.parse_args()
+    EVAL[0] = a.eval_dir
     work = Path(tempfile.mkdtemp(prefix="minirag-bench-"))
     model = packaged_model_dir(work/"models")
     emb = Embedder(str(model), work/"models")

@@ -1,14 +1,20 @@
 """Sync timings: no-change resync of 2,000 small files (goal < 1 s) and full-sync chunks/s vs the raw embedder on the
-same chunk texts (goal >= 80%). Files are built from /work/shared/eval/*/corpus.jsonl. Run: python bench/bench_sync.py [N]"""
-import glob, json, os, sys, tempfile, time
+same chunk texts (goal >= 80%). Files are built from the eval sets' corpus.jsonl.
+Run: python bench/bench_sync.py [N] [--eval DIR]   (default DIR: ../shared/eval beside the repo)"""
+import argparse, json, os, sys, tempfile, time
 from pathlib import Path
 from minirag.api import Index
 from minirag.embed import packaged_model_dir, Embedder
 from minirag.store import chunk_rows, source_rows
+from evaldir import add_eval_arg, checked
 
-N = int(sys.argv[1]) if len(sys.argv) > 1 else 2000
+ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+ap.add_argument("n", nargs="?", type=int, default=2000, help="number of files to build (default 2000)")
+add_eval_arg(ap)
+args = ap.parse_args()
+N, EVAL = args.n, checked(args.eval_dir)
 docs = []
-for f in sorted(glob.glob("/work/shared/eval/*/corpus.jsonl")):
+for f in sorted(EVAL.glob("*/corpus.jsonl")):
     for line in open(f, encoding="utf-8"):
         d = json.loads(line); docs.append(((d.get("title") or "").strip(), d["text"]))
         if len(docs) >= N: break

@@ -8,15 +8,15 @@ Docs: https://example.invalid/minirag/api.html.md"""
 from __future__ import annotations
 import os, shutil
 from pathlib import Path
-from . import __version__
-from .config import Config, MiniragError, load_config
+from .config import Config, MiniragError, load_config, installed_version
 from .chunk import rebuild_section, rebuild_document, SCHEME_VERSION
 from .convert import scanned_exts
-from .ingest import Engine, ingest_one_file, ingest_data, ingest_markdown, check_source_id
+from .embed import preload
+from .ingest import Engine, ingest_one_file, ingest_data, ingest_markdown, check_source_id, file_hash
 from .scan import scan
-from .search import hybrid_query, display_path
-from .security import resolve_in_roots, in_scope
-from .store import source_rows, chunk_rows, delete_source, get_meta, has_chunks_table
+from .search import hybrid_query, display_path, hit_text
+from .security import resolve_in_roots, in_scope, scope_bases, scope_condition
+from .store import source_rows, chunk_rows, delete_source, get_meta, has_chunks_table, failure_rows
 
 # %% auto #0
 __all__ = ['MAX_NEIGHBORS', 'Index', 'ingest_paths']
@@ -48,13 +48,14 @@ class Index:
 from . import ocr as _ocr
 
 def _status(self) -> dict:
-    "Configuration and index health."
+    "Configuration and index health (field names as in the reference README)."
     cfg = self.cfg
-    if cfg.error: return dict(version=__version__, configError=cfg.error)
-    out = dict(version=__version__, roots=[str(r) for r in cfg.roots], dbPath=str(cfg.db_path), modelName=cfg.model_name,
-               cacheDir=str(cfg.cache_dir), chunkTokenBudget=cfg.chunk_token_budget, hybridWeight=cfg.hybrid_weight,
-               grouping=cfg.grouping, fusion=cfg.fusion, maxDistance=cfg.max_distance, maxFiles=cfg.max_files,
-               sources=0, chunks=0, indexedModel=None, dimension=None, schemeVersion=SCHEME_VERSION, staleChunkCount=0)
+    if cfg.error: return dict(version=installed_version(), configError=cfg.error)
+    out = dict(version=installed_version(), configError=None, roots=[str(r) for r in cfg.roots], dbPath=str(cfg.db_path),
+               modelName=cfg.model_name, cacheDir=str(cfg.cache_dir), chunkTokenBudget=cfg.chunk_token_budget,
+               hybridWeight=cfg.hybrid_weight, grouping=cfg.grouping, fusion=cfg.fusion, maxDistance=cfg.max_distance,
+               maxFiles=cfg.max_files, sourceCount=0, chunkCount=0, staleChunkCount=0, schemeWarning=None,
+               indexedModel=None, dimension=None, schemeVersion=SCHEME_VERSION)
     out.update(_ocr.ocr_status(cfg))
     if not self.store.exists():
         d = cfg.db_path
@@ -66,9 +67,9 @@ def _status(self) -> dict:
             with self.store.session() as con:
                 m = get_meta(con)
                 out["indexedModel"], out["dimension"] = m.get("model_id"), int(m["dim"]) if "dim" in m else None
-                out["sources"] = con.execute("SELECT count(*) FROM sources").fetchone()[0]
+                out["sourceCount"] = con.execute("SELECT count(*) FROM sources").fetchone()[0]
                 if has_chunks_table(con):
-                    out["chunks"], out["staleChunkCount"] = con.execute(
+                    out["chunkCount"], out["staleChunkCount"] = con.execute(
                         "SELECT count(*), count(*) FILTER (WHERE scheme <> ?) FROM chunks", [SCHEME_VERSION]).fetchone()
             out["indexBytes"] = self.cfg.db_file.stat().st_size
         except MiniragError as e: out["indexError"] = str(e)
@@ -88,21 +89,37 @@ def _ingest_data(self, content: str, format: str = "markdown", source: str = Non
     self.cfg.check()
     return ingest_data(self.engine, content, format, source, title)
 
-def _query(self, query: str, top_k: int = 8, scope: str | None = None, weight: float | None = None) -> dict:
-    "Hybrid search; `weight` overrides RAG_HYBRID_WEIGHT."
+def _scope_warnings(con, bases: list[str] | None, roots) -> list[str]:
+    "One warning per scope that matches no indexed source; a relative one is told to be absolute."
+    out = []
+    for b in bases or []:
+        if con is not None:
+            cond, ps = scope_condition(b)
+            if con.execute(f"SELECT count(*) FROM sources WHERE {cond}", ps).fetchone()[0]: continue
+        if b.startswith("/"): out.append(f"scope {b!r} matches no indexed source; check the path (list_files shows what is indexed)")
+        else:
+            eg = f"{roots[0]}/{b}" if roots else f"/docs/{b}"
+            out.append(f"scope {b!r} is not an absolute path and no data/url source id starts with it, so it matched nothing; "
+                       f"give an absolute folder or file path (e.g. {eg}) or the start of a source id")
+    return out
+
+def _query(self, query: str, top_k: int = 8, scope: str | list[str] | None = None, weight: float | None = None) -> dict:
+    "Hybrid search; `scope` is a path/id prefix or a list of them (a union); `weight` overrides RAG_HYBRID_WEIGHT."
     cfg = self.cfg.check()
     try: w = cfg.hybrid_weight if weight is None else float(weight)
     except (TypeError, ValueError): w = None
     if isinstance(weight, bool) or w is None or not 0 <= w <= 1: raise MiniragError(f"weight={str(weight)[:40]} must be a number within 0.0..1.0")
+    bases = scope_bases(scope)
     emb = self.engine.embedder
-    if not self.store.exists():
-        return hybrid_query(self.store, emb.embed_query, query, top_k, scope, w, cfg.grouping, cfg.max_distance, cfg.max_files, rebuild_section, cfg.fusion)
+    if w < 1: preload()   # the query is embedded in a worker thread: no first-time imports there (issue 18)
+    run = lambda: hybrid_query(self.store, emb.embed_query, query, top_k, bases, w, cfg.grouping, cfg.max_distance, cfg.max_files, rebuild_section, cfg.fusion)
+    if not self.store.exists(): return dict(run(), warnings=_scope_warnings(None, bases, cfg.roots))
     with self.store.session() as con:   # one connection for the check and the query
-        m = get_meta(con).get("model_id")
-        if w < 1 and m and m != emb.model_id:   # R-M4: never compare vectors of different models
-            raise MiniragError(f"this index was built with model {m!r} but the configured model is {emb.model_id!r}; "
-                               "set MODEL_NAME back, or use a new DB_PATH and re-ingest")
-        return hybrid_query(self.store, emb.embed_query, query, top_k, scope, w, cfg.grouping, cfg.max_distance, cfg.max_files, rebuild_section, cfg.fusion)
+        m = get_meta(con)
+        if w < 1 and m.get("model_id") and m["model_id"] != emb.model_id:   # R-M4: never compare vectors of different models
+            raise MiniragError(f"this index was built with model {m['model_id']!r} (dim {m.get('dim', '?')}) but the configured model is "
+                               f"{emb.model_id!r} (dim {emb.dim}); set MODEL_NAME back, or use a new DB_PATH and re-ingest")
+        return dict(run(), warnings=_scope_warnings(con, bases, cfg.roots))
 
 def _target(self, file_path=None, source=None, must_be_absolute=False) -> str:
     "The source id for a file path or a data/url id."
@@ -113,12 +130,20 @@ def _target(self, file_path=None, source=None, must_be_absolute=False) -> str:
     if source: return check_source_id(source)
     raise MiniragError("give filePath (for a file) or source (for a data/url id)")
 
+def _not_indexed(src: str, what: str = "") -> MiniragError:
+    "Why `src` has nothing in the index: a missing path, a folder, or a file never ingested (R-S1 was checked before)."
+    if src.startswith("/"):
+        if not os.path.lexists(src): return MiniragError(f"{src} does not exist; check the path (list_files shows the files under the roots)")
+        if os.path.isdir(src): return MiniragError(f"{src} is not a file but a folder; give one file inside it (list_files shows them)")
+        return MiniragError(f"{src} is not in the index (ingest it or run sync){what}")
+    return MiniragError(f"{src} is not in the index; ingest it first (or check list_files){what}")
+
 def _read(self, file_path=None, source=None, must_be_absolute=False) -> dict:
     "A whole indexed document, rebuilt from its sections (R-C8)."
     self.cfg.check()
     src = self._target(file_path, source, must_be_absolute)
     rows = chunk_rows(self.store, src) if self.store.exists() else []
-    if not rows: raise MiniragError(f"{src} is not in the index; ingest it first (or check list_files)")
+    if not rows: raise _not_indexed(src)
     meta = source_rows(self.store, "WHERE source = ?", [src])[0]
     return dict(source=src, title=meta["title"], chunkCount=len(rows), text=rebuild_document(rows))
 
@@ -137,41 +162,59 @@ def _read_neighbors(self, chunk_index, file_path=None, source=None, before=2, af
     src = self._target(file_path, source, must_be_absolute)
     i = _int_arg("chunkIndex", chunk_index, 0, 10**9)
     b, a = _int_arg("before", before, 0, MAX_NEIGHBORS), _int_arg("after", after, 0, MAX_NEIGHBORS)
-    if not self.store.exists() or not source_rows(self.store, "WHERE source = ?", [src]):
-        raise MiniragError(f"{src} is not in the index; ingest it first (or check list_files)")
+    if not self.store.exists() or not source_rows(self.store, "WHERE source = ?", [src]): raise _not_indexed(src)
     rows = chunk_rows(self.store, src, i - b, i + a)
     if not any(r["chunk_index"] == i for r in rows): rows = []
     return dict(source=src, chunkIndex=i, chunks=[dict(chunkIndex=r["chunk_index"], parentId=f"{src}#{r['parent_id']}",
-                                                        text=r["text"], isTarget=r["chunk_index"] == i) for r in rows])
+                                                        text=hit_text(r), isTarget=r["chunk_index"] == i) for r in rows])
 
 def _delete(self, file_path=None, source=None, must_be_absolute=False) -> dict:
     "Remove a file or data/url item from the index (never touches the file)."
     self.cfg.check()
     src = self._target(file_path, source, must_be_absolute)
     gone = delete_source(self.store, src) if self.store.exists() else False
-    if not gone: raise MiniragError(f"{src} is not in the index; nothing to delete (see list_files)")
+    if not gone: raise _not_indexed(src, "; nothing to delete (see list_files)")
     return dict(source=src, deleted=True)
 
-def _list(self) -> dict:
-    "Files on disk under the roots with their index state, plus data/url sources."
+def _changed_on_disk(p, row) -> bool:
+    "The file's bytes differ from what was indexed: size first, then the hash only when the mtime moved."
+    try:
+        st = p.stat()
+        if st.st_size != row["size"]: return True
+        return st.st_mtime != row["mtime"] and file_hash(p) != row["content_hash"]
+    except OSError: return True
+
+def _list(self, scope: str | list[str] | None = None) -> dict:
+    "Files on disk under the roots (or `scope`) with their index state, plus data/url sources."
     cfg = self.cfg.check()
-    indexed = {r["source"]: r for r in source_rows(self.store)} if self.store.exists() else {}
+    bases = scope_bases(scope)
+    indexed = {r["source"]: r for r in source_rows(self.store) if in_scope(r["source"], bases)} if self.store.exists() else {}
     found = scan(cfg.roots, scanned_exts() + tuple(_ocr.IMAGE_EXTS), cfg.db_path)
     files, seen = [], set()
     img_ok = _ocr.ocr_available()
+    failed = failure_rows(self.store) if self.store.exists() else {}   # files whose current bytes failed to ingest
     for p, root in found.files:
-        s = str(p); r = indexed.get(s); seen.add(s)
+        s = str(p)
+        if not in_scope(s, bases): continue
+        r = indexed.get(s); seen.add(s)
         is_img = p.suffix.lower() in _ocr.IMAGE_EXTS
         if is_img and not img_ok and not r: continue   # without the extra, images are not documents
-        state = "indexed" if r else "not indexed"
-        if r and r["scheme"] != SCHEME_VERSION: state = "stale"
-        if r and is_img and not img_ok: state = "unreadable"
+        f = failed.get(s)
+        if f and _syncmod.still_failing(p, f): state = "failed"
+        elif not r: state = "not indexed"
+        elif is_img and not img_ok: state = "unreadable"
+        elif _changed_on_disk(p, r): state = "stale"
+        elif r["scheme"] != SCHEME_VERSION: state = "outdatedScheme"
+        else: state = "indexed"
         files.append(dict(filePath=s, displayPath=display_path(s, "file", str(root)), state=state,
-                          title=(r or {}).get("title", ""), chunkCount=(r or {}).get("chunk_count", 0), ocrEngine=(r or {}).get("ocr_engine", "") or ""))
+                          title=(r or {}).get("title", ""), chunkCount=(r or {}).get("chunk_count", 0), ocrEngine=(r or {}).get("ocr_engine", "") or "",
+                          **({"reason": f["reason"]} if state == "failed" else {})))
     sources = [dict(source=k, kind=r["kind"], title=r["title"], chunkCount=r["chunk_count"], ocrEngine=r["ocr_engine"] or "")
                for k, r in indexed.items() if r["kind"] != "file"]
     missing = [k for k, r in indexed.items() if r["kind"] == "file" and k not in seen]
-    return dict(files=files, sources=sources, indexedButMissing=missing)
+    warnings = [w for b in bases or [] if not (any(in_scope(f["filePath"], b) for f in files) or any(in_scope(k, b) for k in indexed))
+                for w in _scope_warnings(None, [b], cfg.roots)]
+    return dict(files=files, sources=sources, indexedButMissing=missing, warnings=warnings)
 
 def _ingest_url(self, url: str, source: str | None = None) -> dict:
     "Fetch an http(s) URL under the URL rules (R-S6..S10) and index it; the source id defaults to the URL."
@@ -183,7 +226,28 @@ def _ingest_url(self, url: str, source: str | None = None) -> dict:
     r = ingest_markdown(self.engine, sid, "url", md, title, len(md.encode()))
     return dict(r, url=url)
 
-Index.ingest, Index.ingest_data, Index.ingest_url, Index.query, Index._target = _ingest, _ingest_data, _ingest_url, _query, _target
+def _model_on_disk(emb) -> bool:
+    "A local model directory, or a hub model that looks cached: a warm-up never downloads (R-S11)."
+    if emb.is_local: return True
+    name = emb.model_name.split("/")[-1].lower()
+    try: return any(name in p.name.lower() for p in emb.cache_dir.iterdir())
+    except OSError: return False
+
+def _warm(self, stop=lambda: False) -> list[str]:
+    "Load what the first query needs — imports, the model, its first inference, the vectors and index pages — writing nothing; `stop()` ends it between steps."
+    cfg = self.cfg.check()
+    emb, done = self.engine.embedder, []
+    model = cfg.hybrid_weight < 1 and _model_on_disk(emb)
+    steps = [("imports", preload)]
+    if model: steps += [("model", emb._load), ("inference", lambda: emb.embed_query("warm-up"))]   # an ONNX session's first run is the slow one
+    if self.store.exists():   # never creates the index: a fresh install stays untouched
+        steps.append(("index", lambda: self.query("warm-up", 1, weight=None if model else 1.0)))
+    for name, step in steps:
+        if stop(): break
+        step(); done.append(name)
+    return done
+
+Index.ingest, Index.ingest_data, Index.ingest_url, Index.query, Index._target, Index.warm_up = _ingest, _ingest_data, _ingest_url, _query, _target, _warm
 Index.read, Index.read_neighbors, Index.delete, Index.list_files = _read, _read_neighbors, _delete, _list
 
 # %% ../nbs/10_api.ipynb #9c5052a4
@@ -191,6 +255,7 @@ def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None
     "Ingest files and folders (recursively, never deleting); returns counts, per-file warnings and the ingested files."
     from minirag.sync import ingest_files
     cfg = ix.cfg.check()
+    preload()   # before ingest_files starts its embedding thread (issue 18)
     todo, warnings = [], []
     for p in paths:
         real, root = resolve_in_roots(p, cfg.roots, must_be_absolute)
@@ -207,12 +272,22 @@ def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None
 # %% ../nbs/10_api.ipynb #a9bdd64d
 from . import sync as _syncmod
 
+def _sync_path(path, must_be_absolute: bool):
+    "Refuse a relative `path` where paths must be absolute, naming the parameter (the root check follows in sync)."
+    if must_be_absolute and isinstance(path, str) and path.strip() and not os.path.isabs(os.path.expanduser(path.strip())):
+        raise MiniragError(f"path must be absolute: {path.strip()[:200]!r}; pass the full path of a folder or file inside a document root, or omit path to sync every root")
+    return path
+
 def _sync(self, path=None, progress=None, must_be_absolute: bool = False) -> dict:
     "Reconcile the index with the roots, or with one path inside them."
+    _sync_path(path, must_be_absolute)
+    preload()   # before the embedding thread starts (issue 18)
     return _syncmod.sync(self.engine, path, progress, must_be_absolute)
 
 def _sync_start(self, path=None, must_be_absolute: bool = False) -> dict:
     "Start a sync in the background; returns {jobId, state} at once."
+    _sync_path(path, must_be_absolute)
+    preload()   # in the caller's thread, before the sync thread and its embedding thread start (issue 18)
     return _syncmod.jobs_of(self).start(self.engine, path, must_be_absolute)
 
 def _sync_status(self, job_id: str) -> dict:

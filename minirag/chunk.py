@@ -47,7 +47,8 @@ class ChunkedDoc:
 
     def to_df(self):
         "Chunks as a pandas DataFrame, one row per chunk."
-        import pandas as pd
+        try: import pandas as pd
+        except ImportError: raise MiniragError("ChunkedDoc.to_df needs pandas: pip install 'minirag[notebook]'") from None
         return pd.DataFrame([asdict(c) for c in self.chunks],
                             columns=['text', 'parent_id', 'prefix_len', 'section_head', 'kind', 'tokens'])
 

@@ -1,4 +1,4 @@
-"""`minirag-mcp SUBCOMMAND`: thin adapters over `Index`; `--json` prints exactly what the MCP tool returns. With no subcommand it serves MCP on stdio.
+"""`minirag-mcp COMMAND`: thin adapters over `Index`; `--json` prints exactly what the MCP tool returns. With no command it serves MCP on stdio.
 
 Docs: https://example.invalid/minirag/cli.html.md"""
 
@@ -6,49 +6,181 @@ Docs: https://example.invalid/minirag/cli.html.md"""
 
 # %% ../nbs/14_cli.ipynb #432984b1
 from __future__ import annotations
-import argparse, json, os, sys, tempfile, textwrap
+import argparse, json, math, os, sys, tempfile, textwrap
 from pathlib import Path
-from .config import MiniragError
+from .config import MiniragError, DEFAULT_MODEL, BUDGET_RANGE, installed_version
 
 # %% auto #0
-__all__ = ['build_parser', 'run', 'sample_docs_dir', 'main']
+__all__ = ['ENVIRONMENT', 'EXAMPLES', 'SCOPE_HELP', 'whole', 'fraction', 'fractions', 'UsageError', 'CliParser', 'build_parser',
+           'Progress', 'run', 'sample_docs_dir', 'main']
 
 # %% ../nbs/14_cli.ipynb #1d2c9b50
+def whole(lo: int, hi: int | None = None):
+    "An argparse type: a whole number within lo..hi (a bad value is a usage error, exit 2)."
+    def conv(s: str) -> int:
+        try: v = int(s)
+        except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a whole number")
+        if v < lo or (hi is not None and v > hi): raise argparse.ArgumentTypeError(f"{v} is outside {lo}..{'' if hi is None else hi}")
+        return v
+    return conv
+
+def fraction(s: str) -> float:
+    "An argparse type: a number within 0.0..1.0."
+    try: v = float(s)
+    except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a number; use 0.0..1.0")
+    if math.isnan(v) or not 0 <= v <= 1: raise argparse.ArgumentTypeError(f"{s} is outside 0.0..1.0")
+    return v
+
+def fractions(s: str) -> tuple[float, ...]:
+    "An argparse type: comma-separated numbers within 0.0..1.0."
+    ws = tuple(fraction(p.strip()) for p in s.split(",") if p.strip())
+    if not ws: raise argparse.ArgumentTypeError(f"{s!r} has no weights; e.g. 0,0.3,0.6,1")
+    return ws
+
+ENVIRONMENT = f"""environment (a flag overrides its variable):
+  BASE_DIR                    one document root (default: the current directory)
+  BASE_DIRS                   several roots as a JSON array, e.g. '["/docs/a", "/docs/b"]'
+  DB_PATH                     index directory (default: <first root>/.minirag)
+  CACHE_DIR                   model cache (default: the user cache folder minirag/models)
+  MODEL_NAME                  fastembed model id or local model folder
+                              (default: {DEFAULT_MODEL})
+  MAX_FILE_SIZE               largest file ingested, in bytes (default: 104857600)
+  CHUNK_TOKEN_BUDGET          tokens per chunk, {BUDGET_RANGE[0]}..{BUDGET_RANGE[1]} (default: 110)
+  RAG_HYBRID_WEIGHT           0.0 keywords only .. 1.0 vectors only (default: 0.6)
+  RAG_GROUPING                similar | related (default: unset, every hit)
+  RAG_FUSION                  adaptive | rrf (default: adaptive)
+  RAG_MAX_DISTANCE            drop hits farther than this cosine distance
+  RAG_MAX_FILES               at most this many files in one result
+  RAG_OCR_LANG                OCR language model (an invalid value lists the valid ones)
+  RAG_OCR_MIN_CHARS_PER_PAGE  PDF pages with fewer text characters are OCRed (default: 25; 0 disables)
+  RAG_INSTRUCTIONS_APPEND     a paragraph appended to the MCP server instructions
+  ALLOW_PRIVATE_URLS          1/true/yes/on lets ingest-url fetch private addresses (default: off)
+  MINIRAG_LOCK_WAIT           seconds to wait while another process writes the index (default: 15)
+  MINIRAG_DEBUG               1 shows the stack trace of an unexpected error"""
+
+EXAMPLES = {
+    None: """minirag-mcp demo                                   # index the bundled samples, run a query
+  minirag-mcp sync --base-dir ~/notes                # index a folder (and keep it in step later)
+  minirag-mcp query "connection refused" --top-k 3   # hybrid search
+  minirag-mcp query "ERR_42" --weight 0 --json       # keywords only, machine-readable
+  minirag-mcp list | head                            # what is indexed
+  minirag-mcp                                        # no command: serve MCP on stdio""",
+    "ingest": """minirag-mcp ingest notes                 # a folder, recursively (relative to here)
+  minirag-mcp ingest a.pdf b.docx -q       # two files, counts only""",
+    "ingest-url": """minirag-mcp ingest-url https://example.org/guide --source web/guide""",
+    "sync": """minirag-mcp sync                          # every root
+  minirag-mcp sync notes/2026 --json        # one folder, counts as JSON""",
+    "query": """minirag-mcp query "how do I rotate the keys?"
+  minirag-mcp query "E-1042" --weight 0                       # keywords only
+  minirag-mcp query "budget" --scope finance --scope legal    # several scopes: union
+  minirag-mcp query "budget" --json | jq '.results[0].source'""",
+    "read-neighbors": """minirag-mcp read-neighbors --file-path notes/a.md --chunk-index 4 --before 1 --after 1""",
+    "read": """minirag-mcp read notes/a.md
+  minirag-mcp read --source web/guide""",
+    "list": """minirag-mcp list
+  minirag-mcp list --scope notes/2026 --scope drafts --json""",
+    "status": """minirag-mcp status
+  minirag-mcp status --json | jq .configError""",
+    "delete": """minirag-mcp delete notes/old.md
+  minirag-mcp delete --source web/guide""",
+    "eval": """minirag-mcp eval ../shared/eval/scifact --weights 0,0.3,0.6,1 --limit-queries 200""",
+    "demo": """minirag-mcp demo
+  minirag-mcp demo "how do I reset a password?" --db-path /tmp/minirag-demo   # keep the index""",
+}
+
+def _epilog(cmd=None) -> str:
+    return f"examples:\n  {EXAMPLES[cmd]}\n\n{ENVIRONMENT}"
+
+class UsageError(Exception):
+    "A bad command line (argparse's error), raised instead of exiting so `run` can also answer in JSON."
+    def __init__(self, message: str, parser: argparse.ArgumentParser): super().__init__(message); self.parser = parser
+
+class CliParser(argparse.ArgumentParser):
+    "argparse whose usage errors raise `UsageError` (exit 2 in `run`)."
+    def error(self, message): raise UsageError(message, self)
+
 def _common() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--base-dir", action="append", metavar="DIR", help="document root (repeatable; replaces BASE_DIR/BASE_DIRS)")
-    p.add_argument("--db-path", help="index directory (default <first root>/.minirag)")
-    p.add_argument("--cache-dir", help="model cache directory")
-    p.add_argument("--model-name", help="fastembed model id or local model directory")
-    p.add_argument("--json", action="store_true", help="machine-readable output (same fields as the MCP tool)")
+    p.add_argument("--base-dir", action="append", type=str, metavar="DIR", help="document root, repeatable (replaces BASE_DIR/BASE_DIRS)")
+    p.add_argument("--db-path", type=str, metavar="DIR", help="index directory (DB_PATH; default <first root>/.minirag)")
+    p.add_argument("--cache-dir", type=str, metavar="DIR", help="model cache directory (CACHE_DIR)")
+    p.add_argument("--model-name", type=str, metavar="MODEL", help="fastembed model id or local model folder (MODEL_NAME)")
+    p.add_argument("--json", action="store_true", help="print the MCP tool's result as JSON on stdout (errors too)")
+    p.add_argument("-q", "--quiet", action="store_true", help="no progress and no informational lines (results and warn: lines stay)")
     return p
+
+SCOPE_HELP = ("limit to a path or an id prefix such as notes/2026; repeatable (union); "
+              "a relative path that exists is resolved against the current directory")
 
 def build_parser() -> argparse.ArgumentParser:
     "The argument parser for all subcommands."
     c = _common()
-    ap = argparse.ArgumentParser(prog="minirag-mcp", description="Local hybrid search over your documents. No subcommand: serve MCP on stdio.")
+    raw = argparse.RawDescriptionHelpFormatter
+    ap = CliParser(prog="minirag-mcp", formatter_class=raw, epilog=_epilog(),
+                   description="Local hybrid search over your documents. No command: serve MCP on stdio.")
+    ap.add_argument("-V", "--version", action="version", version=f"minirag {installed_version()}", help="print the installed version and exit")
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
-    s = sub.add_parser("ingest", parents=[c], help="index files or folders (recursive)"); s.add_argument("paths", nargs="+")
-    s = sub.add_parser("ingest-url", parents=[c], help="fetch and index a web page"); s.add_argument("url"); s.add_argument("--source")
-    s = sub.add_parser("sync", parents=[c], help="reconcile the index with the roots (or one path)"); s.add_argument("path", nargs="?")
-    s = sub.add_parser("query", parents=[c], help="hybrid search"); s.add_argument("query")
-    s.add_argument("--top-k", type=int, default=8); s.add_argument("--scope"); s.add_argument("--weight", type=float)
-    s = sub.add_parser("read-neighbors", parents=[c], help="chunks around one chunk")
-    s.add_argument("--file-path"); s.add_argument("--source"); s.add_argument("--chunk-index", required=True)
-    s.add_argument("--before", default=2); s.add_argument("--after", default=2)
-    s = sub.add_parser("read", parents=[c], help="a whole indexed document as Markdown"); s.add_argument("path", nargs="?"); s.add_argument("--source")
-    sub.add_parser("list", parents=[c], help="files under the roots and their index state")
-    sub.add_parser("status", parents=[c], help="configuration and index health")
-    s = sub.add_parser("delete", parents=[c], help="remove a file or source from the index"); s.add_argument("path", nargs="?"); s.add_argument("--source")
-    s = sub.add_parser("eval", parents=[c], help="retrieval quality on a BEIR-format folder (recall@10, MRR@10, nDCG@10)")
-    s.add_argument("dataset", help="folder with corpus.jsonl, queries.jsonl, qrels/test.tsv")
-    s.add_argument("--weights", default=None, help="comma-separated hybrid weights to sweep, e.g. 0,0.3,0.6,1")
-    s.add_argument("--limit-queries", type=int, default=None)
-    s = sub.add_parser("demo", parents=[c], help="index the bundled sample documents with the packaged model and run a query")
-    s.add_argument("query", nargs="?", default="What does ERR_CONNECTION_REFUSED mean?")
+    def cmd(name, help): return sub.add_parser(name, parents=[c], help=help, description=help, epilog=_epilog(name), formatter_class=raw)
+    s = cmd("ingest", "index files or folders (recursive; never deletes)")
+    s.add_argument("paths", nargs="+", type=str, metavar="PATH", help="file or folder inside a root (relative to the current directory)")
+    s = cmd("ingest-url", "fetch a web page and index it")
+    s.add_argument("url", type=str, help="an http(s) URL")
+    s.add_argument("--source", type=str, metavar="ID", help="source id to store it under (default: the URL)")
+    s = cmd("sync", "reconcile the index with the roots (or one path)")
+    s.add_argument("path", nargs="?", type=str, help="folder or file inside a root (default: every root)")
+    s = cmd("query", "hybrid search (vectors + keywords)")
+    s.add_argument("query", type=str, help="a question, keywords or an exact identifier")
+    s.add_argument("--top-k", type=whole(1, 100), default=8, metavar="N", help="hits to return, 1..100 (default: 8)")
+    s.add_argument("--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP)
+    s.add_argument("--weight", type=fraction, metavar="W", help="0.0 keywords only .. 1.0 vectors only (default: RAG_HYBRID_WEIGHT)")
+    s = cmd("read-neighbors", "the chunks around one chunk")
+    s.add_argument("--file-path", type=str, metavar="PATH", help="the file of the hit")
+    s.add_argument("--source", type=str, metavar="ID", help="the source id of the hit (data or URL items)")
+    s.add_argument("--chunk-index", type=whole(0), required=True, metavar="N", help="chunkIndex of the hit")
+    s.add_argument("--before", type=whole(0, 50), default=2, metavar="N", help="chunks before it, 0..50 (default: 2)")
+    s.add_argument("--after", type=whole(0, 50), default=2, metavar="N", help="chunks after it, 0..50 (default: 2)")
+    s = cmd("read", "a whole indexed document as Markdown")
+    s.add_argument("path", nargs="?", type=str, help="the file (relative to the current directory)")
+    s.add_argument("--source", type=str, metavar="ID", help="source id of a data or URL item")
+    s = cmd("list", "files under the roots and their index state")
+    s.add_argument("--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP)
+    cmd("status", "configuration and index health")
+    s = cmd("delete", "remove a file or source from the index (never touches the file)")
+    s.add_argument("path", nargs="?", type=str, help="the file (relative to the current directory)")
+    s.add_argument("--source", type=str, metavar="ID", help="source id of a data or URL item")
+    s = cmd("eval", "retrieval quality on a BEIR-format folder (recall@10, MRR@10, nDCG@10)")
+    s.add_argument("dataset", type=str, help="folder with corpus.jsonl, queries.jsonl, qrels/test.tsv")
+    s.add_argument("--weights", type=fractions, default=None, metavar="W,W,…", help="hybrid weights to sweep, e.g. 0,0.3,0.6,1 (default: 0, 0.1, …, 1)")
+    s.add_argument("--limit-queries", type=whole(1), default=None, metavar="N", help="evaluate only the first N queries")
+    s = cmd("demo", "index the bundled sample documents with the packaged model and run a query")
+    s.add_argument("query", nargs="?", type=str, default="What does ERR_CONNECTION_REFUSED mean?", help="the query to run")
     return ap
 
 # %% ../nbs/14_cli.ipynb #87f5bdfa
+class Progress:
+    "A tqdm bar on stderr behind the library's `progress(done, total, current)` callback: done/total, rate, ETA. No stream: silent."
+    def __init__(self, stream, desc: str, unit: str = "file"):
+        self.stream, self.desc, self.unit, self.bar, self.tqdm = stream, desc, unit, None, None
+        if stream is not None:   # imported here, on the calling thread, before any worker starts (issue 18)
+            from tqdm import tqdm
+            tqdm.monitor_interval = 0   # no monitor thread: a CLI run is short and threads are kept to the ones we start
+            self.tqdm = tqdm
+    def __call__(self, done: int, total: int, current: str = ""):
+        if not total or self.tqdm is None: return   # still scanning (nothing to count yet), or silenced
+        if self.bar is None:
+            self.bar = self.tqdm(total=total, desc=self.desc, unit=self.unit, file=self.stream, mininterval=0.2, dynamic_ncols=True)
+        if done < self.bar.n: self.close(); self.bar = None; return self(done, total, current)   # a new phase counts from 0
+        if total != self.bar.total: self.bar.total = total
+        if current: self.bar.set_postfix_str(current if len(current) <= 32 else "…" + current[-31:], refresh=False)
+        self.bar.update(max(0, done - self.bar.n))
+    def close(self, complete: bool = False):
+        "End the bar; `complete` shows it full (the last file may have failed without a tick)."
+        if self.bar is None: return
+        if complete: self.bar.set_postfix_str("", refresh=False); self.bar.update(self.bar.total - self.bar.n)
+        self.bar.close(); self.bar = None
+    def __enter__(self): return self
+    def __exit__(self, kind, *_): self.close(complete=kind is None)
+
 def _print_query(r: dict, out):
     if not r["results"]: print("no results", file=out); return
     paths = {s["source"]: s["displayPath"] for s in r["sources"]}
@@ -70,63 +202,118 @@ def _print_status(r: dict, out):
         if v is None or v == "": continue
         print(f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}", file=out)
 
+def _print_warnings(r: dict, err):
+    for w in r.get("warnings") or []: print(f"warn: {w}", file=err)
+
+def _print_counts(r: dict, out, err):
+    "Counts on one line (stdout), then one `warn:` line per failure (stderr)."
+    from minirag.sync import COUNT_KEYS
+    print("  ".join(f"{k} {r[k]}" for k in COUNT_KEYS if k in r), file=out)
+    _print_warnings(r, err)
+
+def _shown(path: str) -> str:
+    "A path as the user typed it: relative when under the current directory."
+    try:
+        rel = os.path.relpath(path)
+        return path if rel.startswith("..") else rel
+    except (ValueError, OSError): return path
+
+def _print_ingested(ix, r: dict, out):
+    "One line per ingested source with its chunk count."
+    from minirag.store import source_rows
+    counts = {s["source"]: s["chunk_count"] for s in source_rows(ix.store, "WHERE list_contains(?, source)", [r["files"]])} if r["files"] else {}
+    for f in r["files"]: n = counts.get(f, "?"); print(f"ingested {_shown(f)}  ({n} chunk{'' if n == 1 else 's'})", file=out)
+
+def _scopes(values) -> list[str] | None:
+    "`--scope` values, deduplicated; a relative path that exists here becomes absolute (R-L3), anything else is an id prefix."
+    if not values: return None
+    out = []
+    for s in values:
+        p = Path(s)
+        if s.strip() and not p.is_absolute() and p.exists(): s = os.path.realpath(p)
+        if s not in out: out.append(s)
+    return out
+
 # %% ../nbs/14_cli.ipynb #10db6dc1
 def _index(a, **kw):
     from minirag.api import Index
     return Index.open(a.base_dir, a.db_path, a.cache_dir, a.model_name, **kw)
 
-def run(argv=None, out=None, err=None) -> int:
-    "Run one CLI command; returns the exit code."
-    out, err = out or sys.stdout, err or sys.stderr
-    a = build_parser().parse_args(argv)
-    emit = (lambda r: print(json.dumps(r, ensure_ascii=False, indent=2, default=str), file=out)) if getattr(a, "json", False) else None
-    try:
-        if a.cmd == "status":
-            r = _index(a).status(); (emit or (lambda r: _print_status(r, out)))(r); return 0
-        if a.cmd == "demo": return _demo(a, out, emit)
-        ix = _index(a)
-        if a.cmd == "query":
-            r = ix.query(a.query, a.top_k, a.scope, a.weight); (emit or (lambda r: _print_query(r, out)))(r); return 0
-        if a.cmd == "ingest":
-            from minirag.api import ingest_paths
-            from minirag.sync import print_counts
-            r = ingest_paths(ix, a.paths); (emit or (lambda r: print_counts(r, out)))(r); return 1 if r["failed"] else 0
-        if a.cmd == "sync":
-            from minirag.sync import sync_cli
-            return sync_cli(ix, a.path, out, err, emit)
-        if a.cmd == "eval":
-            from minirag.evaluate import eval_cli
-            return eval_cli(a, out, err, emit)
-        if a.cmd == "ingest-url":
-            r = ix.ingest_url(a.url, a.source)
-        elif a.cmd == "read":
-            r = ix.read(a.path, a.source)
-            if not emit: print(r["text"], file=out); return 0
-        elif a.cmd == "read-neighbors":
-            r = ix.read_neighbors(a.chunk_index, a.file_path, a.source, a.before, a.after)
-            if not emit:
-                for c in r["chunks"]: print(f"--- chunk {c['chunkIndex']}{' (target)' if c['isTarget'] else ''}\n{c['text']}", file=out)
-                return 0
-        elif a.cmd == "list":
-            r = ix.list_files()
-            if not emit:
-                for f in r["files"]:
-                    ocr = f" [ocr:{f['ocrEngine']}]" if f.get("ocrEngine") else ""
-                    print(f"{f['state']:<12} {f['displayPath']}{ocr}", file=out)
-                for s in r["sources"]: print(f"{s['kind']:<12} {s['source']}", file=out)
-                return 0
-        elif a.cmd == "delete":
-            r = ix.delete(a.path, a.source)
-        else: build_parser().print_help(out); return 0
-        (emit or (lambda r: _print_status(r, out)))(r)
+def _progress(a, err, desc: str, unit: str = "file") -> Progress:
+    "A progress bar when stderr is a terminal (whatever stdout is), silent with `--quiet`."
+    # not into a captured stderr: an agent or a log would get thousands of carriage-return updates
+    shown = not a.quiet and hasattr(err, "isatty") and err.isatty()
+    return Progress(err if shown else None, desc, unit)
+
+def _error(msg: str, kind: str, out, err, as_json: bool, code: int = 1) -> int:
+    "One line on stderr; with `--json` also `{error, type}` on stdout, so a caller parsing stdout always gets JSON."
+    print(f"error: {msg}", file=err)
+    if as_json: print(json.dumps(dict(error=msg, type=kind), ensure_ascii=False), file=out)
+    return code
+
+def _command(a, out, err) -> int:
+    emit = (lambda r: print(json.dumps(r, ensure_ascii=False, indent=2, default=str), file=out)) if a.json else None
+    if a.cmd == "status":
+        r = _index(a).status(); (emit or (lambda r: _print_status(r, out)))(r); return 0
+    if a.cmd == "demo": return _demo(a, out, err, emit)
+    ix = _index(a)
+    if a.cmd == "query":
+        r = ix.query(a.query, a.top_k, _scopes(a.scope), a.weight)
+        if emit: emit(r)
+        else: _print_query(r, out); _print_warnings(r, err)
         return 0
-    except MiniragError as e:
-        print(f"error: {e}", file=err); return 1
+    if a.cmd in ("ingest", "sync"):
+        from minirag.api import ingest_paths
+        with _progress(a, err, a.cmd) as bar:
+            r = ix.sync(a.path, progress=bar) if a.cmd == "sync" else ingest_paths(ix, a.paths, progress=bar)
+        if emit: emit(r); _print_warnings(r, err)   # stdout stays pure JSON; people still see warn: lines
+        else:
+            if a.cmd == "ingest" and not a.quiet: _print_ingested(ix, r, out)
+            _print_counts(r, out, err)
+        return 1 if r["failed"] else 0
+    if a.cmd == "eval":
+        from minirag.evaluate import eval_cli
+        with _progress(a, err, "embedding", "chunk") as a.progress: return eval_cli(a, out, err, emit)
+    if a.cmd == "ingest-url": r = ix.ingest_url(a.url, a.source)
+    elif a.cmd == "read":
+        r = ix.read(a.path, a.source)
+        if not emit: print(r["text"], file=out); return 0
+    elif a.cmd == "read-neighbors":
+        r = ix.read_neighbors(a.chunk_index, a.file_path, a.source, a.before, a.after)
+        if not emit:
+            for c in r["chunks"]: print(f"--- chunk {c['chunkIndex']}{' (target)' if c['isTarget'] else ''}\n{c['text']}", file=out)
+            return 0
+    elif a.cmd == "list":
+        r = ix.list_files(_scopes(a.scope))
+        if not emit:
+            for f in r["files"]:
+                ocr = f" [ocr:{f['ocrEngine']}]" if f.get("ocrEngine") else ""
+                print(f"{f['state']:<14} {f['displayPath']}{ocr}", file=out)   # 14: outdatedScheme
+            for s in r["sources"]: print(f"{s['kind']:<14} {s['source']}", file=out)
+            _print_warnings(r, err)
+            return 0
+    elif a.cmd == "delete": r = ix.delete(a.path, a.source)
+    (emit or (lambda r: _print_status(r, out)))(r)
+    return 0
+
+def run(argv=None, out=None, err=None) -> int:
+    "Run one CLI command; returns the exit code (2 for a usage error)."
+    out, err = out or sys.stdout, err or sys.stderr
+    argv = sys.argv[1:] if argv is None else list(argv)
+    as_json = "--json" in argv
+    try: a = build_parser().parse_args(argv)
+    except UsageError as e:
+        e.parser.print_usage(err)
+        return _error(f"{e.parser.prog}: {e}", "UsageError", out, err, as_json, 2)
+    if a.cmd is None: build_parser().print_help(out); return 0
+    try: return _command(a, out, err)
+    except BrokenPipeError: raise   # the reader went away (`| head`): `main` ends quietly
+    except MiniragError as e: return _error(str(e), type(e).__name__, out, err, as_json)
     except KeyboardInterrupt:
         print("interrupted", file=err); return 130
     except Exception as e:
         if os.environ.get("MINIRAG_DEBUG"): raise
-        print(f"error: unexpected {type(e).__name__}: {str(e)[:200]} (set MINIRAG_DEBUG=1 for details)", file=err); return 1
+        return _error(f"unexpected {type(e).__name__}: {str(e)[:200]} (set MINIRAG_DEBUG=1 for details)", type(e).__name__, out, err, as_json)
 
 # %% ../nbs/14_cli.ipynb #76dee7b4
 def sample_docs_dir() -> Path:
@@ -134,21 +321,27 @@ def sample_docs_dir() -> Path:
     from importlib import resources
     return Path(str(resources.files("minirag")))/"sample_docs"
 
-def _demo(a, out, emit) -> int:
+def _demo(a, out, err, emit) -> int:
     from minirag.embed import packaged_model_dir
     from minirag.config import load_config
-    from platformdirs import user_cache_dir
     from minirag.api import Index, ingest_paths
     cache = Path(a.cache_dir or load_config({}).cache_dir)
     model = a.model_name or str(packaged_model_dir(cache))
     roots = a.base_dir or [str(sample_docs_dir())]
-    db = a.db_path or tempfile.mkdtemp(prefix="minirag-demo-")
-    ix = Index.open(roots, db, cache, model)
-    r = ingest_paths(ix, roots)
-    if not emit: print(f"indexed {r['ingested']} documents from {', '.join(roots)} (failed {r['failed']}) into {db}\n", file=out)
-    q = ix.query(a.query, 5)
+    with tempfile.TemporaryDirectory(prefix="minirag-demo-", ignore_cleanup_errors=True) as tmp:   # removed on exit unless --db-path
+        db = a.db_path or tmp
+        ix = Index.open(roots, db, cache, model)
+        try:
+            with _progress(a, err, "ingest") as bar: r = ingest_paths(ix, roots, progress=bar)
+            where = db if a.db_path else "a temporary index (removed on exit; --db-path DIR keeps one)"
+            if not emit and not a.quiet: print(f"indexed {r['ingested']} documents from {', '.join(roots)} (failed {r['failed']}) into {where}\n", file=out)
+            _print_warnings(r, err)
+            q = ix.query(a.query, 5)
+        finally: ix.close()
     if emit: emit(dict(ingest=r, query=q))
-    else: print(f"query: {a.query}\n", file=out); _print_query(q, out)
+    else:
+        if not a.quiet: print(f"query: {a.query}\n", file=out)
+        _print_query(q, out)
     return 1 if r["failed"] else 0
 
 # %% ../nbs/14_cli.ipynb #b3930a53
@@ -158,7 +351,16 @@ def main(argv=None):
     if not argv:
         from minirag.server import serve
         return serve()
-    sys.exit(run(argv))
+    os.environ.setdefault("MINIRAG_HOLD_VECTORS", "0")   # one command per process: one DuckDB scan beats loading every vector (06a_vectors)
+    code = 0
+    try:
+        code = run(argv)
+        sys.stdout.flush()   # inside the try: with `| head` the last buffered write is where the pipe breaks
+    except BrokenPipeError:
+        # the reader has gone (`minirag-mcp list | head -1`): stop quietly, as the Python docs advise,
+        # pointing stdout at devnull so the interpreter's final flush cannot raise again
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(code)
 
 # %% ../nbs/14_cli.ipynb #dd8d720e
 if __name__ == "__main__": main()

@@ -13,7 +13,7 @@ from platformdirs import user_cache_dir
 
 # %% auto #0
 __all__ = ['DEFAULT_MODEL', 'MAX_TOP_K', 'BUDGET_RANGE', 'DEFAULT_MAX_FILE_SIZE', 'MiniragError', 'ConfigError', 'IndexBusyError',
-           'Config', 'is_system_dir', 'load_config']
+           'installed_version', 'Config', 'is_system_dir', 'load_config']
 
 # %% ../nbs/00_config.ipynb #5c75fda4
 class MiniragError(ValueError):
@@ -34,6 +34,15 @@ _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 # Directories that are never a document root: indexing them would expose the system or secrets.
 _SYSTEM_DIRS = ["/", "/etc", "/proc", "/sys", "/usr", "/bin", "/sbin", "/boot", "/dev", "/lib", "/lib64",
                 "/var", "/run", "/root/.ssh", "~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gcloud", "~/.kube"]
+
+# %% ../nbs/00_config.ipynb #a1c0ffe1
+def installed_version() -> str:
+    "The installed distribution's version (`minirag.__version__` when not installed)."
+    from importlib.metadata import version, PackageNotFoundError
+    try: return version("minirag")
+    except PackageNotFoundError:
+        from minirag import __version__
+        return __version__
 
 # %% ../nbs/00_config.ipynb #7d4fe801
 @dataclass

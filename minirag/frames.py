@@ -8,9 +8,12 @@ Docs: https://example.invalid/minirag/frames.html.md"""
 from __future__ import annotations
 import html, os
 from pathlib import Path
-import pandas as pd
-from fastcore.basics import patch
 from .config import MiniragError
+try:  # the notebook layer is an extra: a lean `pip install minirag` (server, CLI) has no pandas
+    import pandas as pd
+    from fastcore.basics import patch
+except ImportError as e:
+    raise MiniragError(f"minirag's notebook layer needs its extra ({e.name} is missing): pip install 'minirag[notebook]'") from None
 from .chunk import rebuild_section
 from .search import display_path
 from .store import source_rows, chunk_rows, has_chunks_table
@@ -63,7 +66,7 @@ class QueryResult:
         dp = {s["source"]: s["displayPath"] for s in raw.get("sources", [])}
         def extra(h):
             head, plen = self._sections.get((h["source"], h["chunkIndex"]), ("", 0))
-            return dict(displayPath=dp.get(h["source"], h["source"]), section=breadcrumb(head), body=h["text"][plen:])
+            return dict(displayPath=dp.get(h["source"], h["source"]), section=breadcrumb(head), body=h["text"])   # a hit's text is already document text (R-T4)
         self.hits = [dict(h, **extra(h)) for h in raw.get("results", [])]
 
     def __len__(self): return len(self.hits)

@@ -11,77 +11,69 @@ import os, threading
 from dataclasses import dataclass, field, asdict
 import numpy as np
 from .config import MiniragError, MAX_TOP_K
-from .keywords import raw_terms, STEM_SQL
+from .keywords import raw_terms, query_words, STEM_SQL
 from .security import scope_condition
 from .store import Store, get_meta, has_chunks_table, CHUNK_FIELDS
 
 # %% auto #0
-__all__ = ['MAX_QUERY_CHARS', 'K1', 'B', 'RRF_K', 'COS_SCALE', 'FUSIONS', 'vector_search', 'query_terms', 'keyword_search', 'Hit',
-           'fuse', 'fuse_adaptive', 'default_fusion', 'candidate_window', 'fuse_lists', 'group_cut', 'apply_filters',
-           'validate_query', 'display_path', 'section_id', 'hybrid_query']
+__all__ = ['MAX_QUERY_CHARS', 'DOC_CONTEXT', 'K1', 'B', 'DOC_BM25', 'RRF_K', 'COS_SCALE', 'FUSIONS', 'INFO_RANK', 'VEC_SPREAD',
+           'KW_SPREAD', 'vector_search', 'query_terms', 'keyword_search', 'Hit', 'fuse', 'fuse_adaptive',
+           'default_fusion', 'candidate_window', 'informativeness', 'effective_weight', 'fuse_lists', 'group_cut',
+           'apply_filters', 'validate_query', 'display_path', 'section_id', 'hybrid_query', 'hit_text']
 
 # %% ../nbs/06_search.ipynb #9ff80d3e
+from .security import scope_bases
+from .vectors import nearest
+
 MAX_QUERY_CHARS = 4000
-_cache: dict = {}
-_cache_lock = threading.Lock()
+DOC_CONTEXT = 0.3   # share of a chunk's vector distance taken from its document's opening chunk (tuned on the tuning half)
 
-def _vectors(con, db_key: str):
-    "(ids, matrix) of all chunks, cached until the index's generation changes."
-    gen = get_meta(con).get("generation", "0")
-    with _cache_lock:
-        hit = _cache.get(db_key)
-        if hit and hit[0] == gen: return hit[1], hit[2]
-    if not has_chunks_table(con): ids, mat = np.zeros(0, np.int64), np.zeros((0, 1), np.float32)
-    else:
-        t = con.execute("SELECT id, emb FROM chunks").arrow().read_all()
-        ids = t.column("id").to_numpy()
-        col = t.column("emb").combine_chunks()
-        dim = col.type.list_size
-        mat = col.values.to_numpy(zero_copy_only=False).reshape(-1, dim) if len(ids) else np.zeros((0, dim), np.float32)
-    with _cache_lock: _cache[db_key] = (gen, ids, mat)
-    return ids, mat
-
-def vector_search(con, db_key: str, qvec: np.ndarray, k: int, scope: str | None = None) -> list[tuple[int, float]]:
-    "Top-`k` (chunk id, cosine distance) pairs, exact, within `scope`."
-    ids, mat = _vectors(con, db_key)
-    if not len(ids): return []
-    dist = 1.0 - mat @ np.asarray(qvec, dtype=np.float32)
-    if scope is not None:
-        cond, ps = scope_condition(scope)
-        allowed = np.array([r[0] for r in con.execute(f"SELECT id FROM chunks WHERE {cond}", ps).fetchall()], dtype=np.int64)
-        dist = np.where(np.isin(ids, allowed), dist, np.inf)
-    k = min(k, len(ids))
-    top = np.argpartition(dist, k - 1)[:k] if k < len(ids) else np.arange(len(ids))
-    top = top[np.isfinite(dist[top])]
-    top = top[np.lexsort((ids[top], dist[top]))]
-    return [(int(ids[i]), float(dist[i])) for i in top]
+def vector_search(con, db_key: str, qvec: np.ndarray, k: int, scope: str | None = None,
+                  doc_context: float = 0.0, # 0 = nearest chunks; >0 = rank by (1-c)·d(chunk) + c·d(document's first chunk)
+                  raw: dict | None = None # filled with chunk id -> raw cosine distance of each hit
+                 ) -> list[tuple[int, float]]:
+    "Top-`k` (chunk id, cosine distance) pairs within `scope`: exact up to `vectors.COMPACT_ABOVE` chunks and for every scope, recall@10 ≥ 0.99 above."
+    return nearest(con, db_key, qvec, k, scope_bases(scope), doc_context, raw)   # this process's copy of the vectors, or one DuckDB scan (06a_vectors)
 
 # %% ../nbs/06_search.ipynb #ebf7d542
 K1, B = 1.2, 0.75
 
 def query_terms(con, query: str) -> list[str]:
     "Distinct stemmed terms of a query."
-    raw = list(dict.fromkeys(raw_terms(query)))
+    raw = query_words(query)
     if not raw: return []
     con.register("_qterms", __import__("pyarrow").table({"term": [t for t, _ in raw], "lang": [l for _, l in raw]}))
     try: return [r[0] for r in con.execute(f"SELECT DISTINCT {STEM_SQL} FROM _qterms").fetchall()]
     finally: con.unregister("_qterms")
 
-def keyword_search(con, query: str, k: int, scope: str | None = None) -> list[tuple[int, float]]:
-    "Top-`k` (chunk id, BM25 score) pairs within `scope`."
+DOC_BM25 = 4.0   # a chunk's BM25 is multiplied by 1 + DOC_BM25 × its document's BM25 / the best document's (tuned on the tuning half)
+
+def keyword_search(con, query: str, k: int, scope: str | None = None,
+                   doc_weight: float | None = None # None = DOC_BM25; 0 = chunk statistics only
+                  ) -> list[tuple[int, float]]:
+    "Top-`k` (chunk id, score) pairs within `scope`: the chunk's BM25, raised by its document's BM25 (order within a document kept)."
     if not has_chunks_table(con): return []
     terms = query_terms(con, query)
     if not terms: return []
+    g = DOC_BM25 if doc_weight is None else float(doc_weight)
     cond, ps = scope_condition(scope, "c.source")
+    # document statistics: a document's term frequency is the sum over its chunks, its length its chunk count
+    # (sources.chunk_count: no scan of the chunks table); short chunks alone miss terms said elsewhere in the document
     sql = f"""
     WITH stats AS (SELECT count(*)::DOUBLE AS n, greatest(avg(kw_len), 1) AS avgdl FROM chunks),
-    hits AS (SELECT p.term, p.chunk_id, p.tf FROM postings p WHERE p.term IN ({', '.join('?' * len(terms))})),
-    df AS (SELECT term, count(*) AS df FROM hits GROUP BY term)
-    SELECT h.chunk_id, sum(ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))
-                           * h.tf * ({K1} + 1) / (h.tf + {K1} * (1 - {B} + {B} * c.kw_len / stats.avgdl))) AS score
-    FROM hits h JOIN df USING (term) JOIN chunks c ON c.id = h.chunk_id, stats
-    WHERE {cond}
-    GROUP BY h.chunk_id ORDER BY score DESC, h.chunk_id LIMIT ?"""
+    dstats AS (SELECT count(*)::DOUBLE AS n, greatest(avg(chunk_count), 1) AS avgdl FROM sources),
+    hits AS MATERIALIZED (SELECT p.term, p.chunk_id, p.tf, ch.source, ch.kw_len FROM postings p JOIN chunks ch ON ch.id = p.chunk_id
+             WHERE p.term IN ({', '.join('?' * len(terms))})),
+    df AS (SELECT term, count(*) AS df, count(DISTINCT source) AS ddf FROM hits GROUP BY term),
+    doc AS (SELECT d.source, sum(ln(1 + (dstats.n - df.ddf + 0.5) / (df.ddf + 0.5))
+                                 * d.tf * ({K1} + 1) / (d.tf + {K1} * (1 - {B} + {B} * s.chunk_count / dstats.avgdl))) AS dscore
+            FROM (SELECT term, source, sum(tf) AS tf FROM hits GROUP BY term, source) d JOIN df USING (term)
+                 JOIN sources s ON s.source = d.source, dstats GROUP BY d.source),
+    chunk AS (SELECT c.chunk_id, any_value(c.source) AS source, sum(ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))
+                           * c.tf * ({K1} + 1) / (c.tf + {K1} * (1 - {B} + {B} * c.kw_len / stats.avgdl))) AS score
+              FROM hits c JOIN df USING (term), stats WHERE {cond} GROUP BY c.chunk_id)
+    SELECT chunk_id, score * (1 + {g!r} * coalesce(dscore / nullif(max(dscore) OVER (), 0), 0)) AS s FROM chunk LEFT JOIN doc USING (source)
+    ORDER BY s DESC, chunk_id LIMIT ?"""
     # constants in an IN list let DuckDB's zone maps skip row groups of the term-clustered postings (store.cluster_postings)
     return [(int(i), float(s)) for i, s in con.execute(sql, [*terms, *ps, k]).fetchall()]
 
@@ -153,13 +145,30 @@ def candidate_window(top_k: int) -> int:
     "How many candidates each side fetches for a query returning `top_k` hits."
     return max(5 * top_k, 20)
 
+INFO_RANK = 9      # a side's signal: how far its best candidate stands above its 10th
+VEC_SPREAD = 0.1   # cosine-distance drop (1st → 10th) at which the vector side counts fully
+KW_SPREAD = 0.3    # relative score drop (1st → 10th) at which the keyword side counts fully
+
+def informativeness(vec, kw) -> tuple[float, float]:
+    "(vector, keyword) signal of one query, each 0..1; a side too short to measure counts fully."
+    cv = 1.0 if len(vec) <= INFO_RANK else min(1.0, max(0.0, (vec[INFO_RANK][1] - vec[0][1]) / VEC_SPREAD))
+    if len(kw) <= INFO_RANK: ck = 1.0 if kw else 0.0   # few chunks match at all: the matches stand out
+    else: ck = min(1.0, max(0.0, (1 - kw[INFO_RANK][1] / kw[0][1]) / KW_SPREAD)) if kw[0][1] > 0 else 0.0
+    return cv, ck
+
+def effective_weight(w: float, vec, kw) -> float:
+    "The keyword weight for this query: `w` shifted toward the side that carries signal (0 and 1 stay put)."
+    if w <= 0 or w >= 1: return w
+    cv, ck = informativeness(vec, kw)
+    return w if cv + ck == 0 else w * ck / (w * ck + (1 - w) * cv)
+
 def fuse_lists(vec, kw, w: float, fusion: str = "adaptive", window: int | None = None) -> list[Hit]:
     "Fuse the two candidate lists with the named fusion; `w=0`/`w=1` are pure vector/keyword order."
     if fusion not in FUSIONS: raise MiniragError(f"fusion={fusion!r} is not valid; use {' or '.join(FUSIONS)}")
     if w <= 0: kw = []
     if w >= 1: vec = []
     if fusion == "rrf": return fuse(vec, kw, w)
-    return fuse_adaptive(vec, kw, w, kw_full=window is not None and len(kw) >= window)
+    return fuse_adaptive(vec, kw, effective_weight(w, vec, kw), kw_full=window is not None and len(kw) >= window)
 
 # %% ../nbs/06_search.ipynb #b148ec9c
 def group_cut(hits: list[Hit], grouping: str | None) -> list[Hit]:
@@ -230,8 +239,11 @@ def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: s
         except BaseException:
             if fut: fut.cancel()
             raise
-        vec = vector_search(con, str(store.db_file), fut.result(), window, scope) if fut else []
+        raw = {}
+        vec = vector_search(con, str(store.db_file), fut.result(), window, scope, DOC_CONTEXT, raw) if fut else []
         hits = fuse_lists(vec, kw, weight, fusion, window)
+        for h in hits:   # the response's distance is the raw cosine distance (R-Q2), not the ranking one
+            if h.distance is not None: h.distance = raw.get(h.chunk_id, h.distance)
         need_src = max_files is not None
         rows = _chunk_info(con, [h.chunk_id for h in hits]) if (need_src and hits) else {}
         hits = apply_filters(hits, grouping, max_distance, max_files, (lambda i: rows[i]["source"]) if need_src else None, k)
@@ -244,7 +256,7 @@ def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: s
             c = info[h.chunk_id]; s = srcs.get(c["source"], {})
             pid = section_id(c["source"], c["parent_id"])
             results.append(dict(source=c["source"], title=s.get("title", ""), chunkIndex=c["chunk_index"], parentId=pid,
-                                text=c["text"], score=round(h.score, 6), distance=None if h.distance is None else round(h.distance, 6),
+                                text=hit_text(c), score=round(h.score, 6), distance=None if h.distance is None else round(h.distance, 6),
                                 vectorRank=h.vector_rank, keywordRank=h.keyword_rank))
             parents.setdefault(pid, (c["source"], c["parent_id"]))
             o = order.setdefault(c["source"], dict(source=c["source"], title=s.get("title", ""), hits=0,
@@ -263,7 +275,12 @@ def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: s
                        for pid, key in parents.items()}
     return dict(query=query, results=results, parents=parents, sources=list(order.values()))
 
+def hit_text(chunk: dict) -> str:
+    "What a caller reads for a chunk: its document text — no title line, breadcrumb or repeated table header (R-T4)."
+    body = chunk["text"][chunk.get("prefix_len") or 0:]
+    return body if body.strip() else (chunk.get("section_head") or "")   # a heading-only chunk reads as its heading
+
 def _chunk_info(con, ids: list[int]) -> dict:
     if not ids: return {}
-    cur = con.execute("SELECT id, source, chunk_index, parent_id, text FROM chunks WHERE id IN (SELECT unnest(?::BIGINT[]))", [ids])
-    return {r[0]: dict(source=r[1], chunk_index=r[2], parent_id=r[3], text=r[4]) for r in cur.fetchall()}
+    cur = con.execute("SELECT id, source, chunk_index, parent_id, text, prefix_len, section_head FROM chunks WHERE id IN (SELECT unnest(?::BIGINT[]))", [ids])
+    return {r[0]: dict(source=r[1], chunk_index=r[2], parent_id=r[3], text=r[4], prefix_len=r[5], section_head=r[6]) for r in cur.fetchall()}

@@ -11,8 +11,8 @@ from pathlib import Path
 from .config import MiniragError, is_system_dir
 
 # %% auto #0
-__all__ = ['MAX_NAME_BYTES', 'MAX_PATH_BYTES', 'usable_path_text', 'OutsideRootError', 'root_of', 'resolve_in_roots',
-           'scope_condition', 'in_scope']
+__all__ = ['MAX_NAME_BYTES', 'MAX_PATH_BYTES', 'MAX_SCOPES', 'usable_path_text', 'OutsideRootError', 'root_of',
+           'resolve_in_roots', 'scope_bases', 'scope_condition', 'in_scope']
 
 # %% ../nbs/08_security.ipynb #ae2c9b24
 MAX_NAME_BYTES, MAX_PATH_BYTES = 255, 4096   # Linux NAME_MAX and PATH_MAX
@@ -67,6 +67,8 @@ def resolve_in_roots(path: str | Path, # as the user gave it; relative is resolv
     return ident, root
 
 # %% ../nbs/08_security.ipynb #568d6276
+MAX_SCOPES = 100
+
 def _scope_base(scope) -> str | None:
     "The scope without trailing slashes; None when it covers everything."
     if scope is None: return None
@@ -76,13 +78,23 @@ def _scope_base(scope) -> str | None:
     base = scope.strip().rstrip("/")
     return base or None
 
-def scope_condition(scope: str | None, column: str = "source") -> tuple[str, list]:
-    "SQL condition + parameters restricting `column` to `scope`."
-    base = _scope_base(scope)
-    if base is None: return "TRUE", []
-    return f"({column} = ? OR starts_with({column}, ?))", [base, base + "/"]
+def scope_bases(scope) -> list[str] | None:
+    "One scope or a list of them (a union) as distinct bases; None when they cover everything."
+    if scope is None or isinstance(scope, str): b = _scope_base(scope); return None if b is None else [b]
+    if not isinstance(scope, (list, tuple)): raise MiniragError(f"scope must be text or a list of texts, not {type(scope).__name__}")
+    if len(scope) > MAX_SCOPES: raise MiniragError(f"{len(scope)} scopes given; the limit is {MAX_SCOPES} — use a common parent folder")
+    if not scope: raise MiniragError("scope is an empty list; give one or more paths or id prefixes, or omit scope to search everything")
+    bases = [_scope_base(s) for s in scope]
+    if None in bases: return None
+    return list(dict.fromkeys(bases))
 
-def in_scope(source: str, scope: str | None) -> bool:
+def scope_condition(scope: str | list[str] | None, column: str = "source") -> tuple[str, list]:
+    "SQL condition + parameters restricting `column` to `scope` (a list is a union)."
+    bases = scope_bases(scope)
+    if bases is None: return "TRUE", []
+    return "(" + " OR ".join(f"{column} = ? OR starts_with({column}, ?)" for _ in bases) + ")", [x for b in bases for x in (b, b + "/")]
+
+def in_scope(source: str, scope: str | list[str] | None) -> bool:
     "Python twin of `scope_condition`."
-    base = _scope_base(scope)
-    return base is None or source == base or source.startswith(base + "/")
+    bases = scope_bases(scope)
+    return bases is None or any(source == b or source.startswith(b + "/") for b in bases)

@@ -6,7 +6,7 @@ Docs: https://example.invalid/minirag/store.html.md"""
 
 # %% ../nbs/05_store.ipynb #6fdd88e9
 from __future__ import annotations
-import fcntl, os, re, threading, time
+import errno, os, re, threading, time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,9 +15,10 @@ from .config import MiniragError, IndexBusyError
 from .keywords import raw_terms, STEM_SQL
 
 # %% auto #0
-__all__ = ['FORMAT_VERSION', 'CHUNK_FIELDS', 'extension_path', 'connect', 'Store', 'get_meta', 'set_meta', 'has_chunks_table',
-           'ensure_model', 'SourceRecord', 'replace_sources', 'replace_source', 'delete_source', 'cluster_postings',
-           'rename_source', 'source_rows', 'chunk_rows']
+__all__ = ['FORMAT_VERSION', 'CHUNK_FIELDS', 'extension_path', 'connect', 'has_source_key', 'migrate', 'IndexUnavailableError',
+           'file_lock', 'file_unlock', 'Store', 'get_meta', 'set_meta', 'has_chunks_table', 'ensure_model',
+           'SourceRecord', 'replace_sources', 'replace_source', 'delete_source', 'cluster_postings', 'rename_source',
+           'source_rows', 'chunk_rows', 'record_failures', 'failure_rows', 'forget_failures']
 
 # %% ../nbs/05_store.ipynb #43bfb55d
 def extension_path(name: str) -> Path:
@@ -28,7 +29,8 @@ def extension_path(name: str) -> Path:
                                           f"reinstall with `pip install duckdb-extension-{name}=={duckdb.__version__}`")
     return p
 
-_OFFLINE = {"autoinstall_known_extensions": False, "autoload_known_extensions": False}
+# extensions come only from the installed wheels (extension_path), never from SQL: checking their signature cost ~130 ms per open
+_OFFLINE = {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "allow_unsigned_extensions": True}
 
 def connect(path, read_only=False, extensions=("fts",)) -> duckdb.DuckDBPyConnection:
     "Open a DuckDB connection with our extensions loaded from disk."
@@ -37,14 +39,18 @@ def connect(path, read_only=False, extensions=("fts",)) -> duckdb.DuckDBPyConnec
     return con
 
 # %% ../nbs/05_store.ipynb #8ac4b43f
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2   # 2: sources.source is the primary key; failures table
 
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta(key VARCHAR, value VARCHAR);
-CREATE TABLE IF NOT EXISTS sources(source VARCHAR, kind VARCHAR, root VARCHAR, title VARCHAR, category VARCHAR,
+_SOURCES = """(source VARCHAR PRIMARY KEY, kind VARCHAR, root VARCHAR, title VARCHAR, category VARCHAR,
   content_hash VARCHAR, size BIGINT, mtime DOUBLE, ocr_engine VARCHAR, chunk_count INTEGER, scheme INTEGER,
-  ingested_at TIMESTAMP);
+  ingested_at TIMESTAMP)"""
+
+_SCHEMA = f"""
+CREATE TABLE IF NOT EXISTS meta(key VARCHAR, value VARCHAR);
+CREATE TABLE IF NOT EXISTS sources{_SOURCES};
 CREATE TABLE IF NOT EXISTS postings(term VARCHAR, chunk_id BIGINT, tf INTEGER);
+CREATE TABLE IF NOT EXISTS failures(source VARCHAR PRIMARY KEY, content_hash VARCHAR, size BIGINT, mtime DOUBLE,
+  reason VARCHAR, context VARCHAR, failed_at TIMESTAMP);
 """
 
 def _chunks_ddl(dim: int) -> str:
@@ -54,8 +60,73 @@ def _chunks_ddl(dim: int) -> str:
 
 CHUNK_FIELDS = ["chunk_index", "parent_id", "text", "prefix_len", "section_head", "kind", "tokens", "scheme"]
 
+# %% ../nbs/05_store.ipynb #fea600c5
+def has_source_key(con) -> bool:
+    "True if `sources.source` is the table's primary key."
+    return bool(con.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'sources' "
+                            "AND constraint_type = 'PRIMARY KEY'").fetchone()[0])
+
+def migrate(con) -> int:
+    "Drop duplicate sources (and their duplicate chunks) of an index made before format 2, then add the key; returns rows dropped."
+    if has_source_key(con): return 0
+    con.execute("BEGIN TRANSACTION")
+    try:
+        dups = [r[0] for r in con.execute("SELECT source FROM sources GROUP BY source HAVING count(*) > 1").fetchall()]
+        if dups and con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'chunks'").fetchone()[0]:
+            # of each duplicated source: the newest copy of each chunk index, none past the kept entry's count
+            con.execute("""CREATE TEMP TABLE _gone AS SELECT c.id FROM chunks c
+                JOIN (SELECT source, chunk_count FROM sources QUALIFY row_number() OVER (PARTITION BY source ORDER BY ingested_at DESC, rowid DESC) = 1) s
+                USING (source) WHERE c.source IN (SELECT unnest(?::VARCHAR[])) AND (c.chunk_index >= s.chunk_count OR c.id <
+                  (SELECT max(id) FROM chunks c2 WHERE c2.source = c.source AND c2.chunk_index = c.chunk_index))""", [dups])
+            con.execute("DELETE FROM postings WHERE chunk_id IN (SELECT id FROM _gone)")
+            con.execute("DELETE FROM chunks WHERE id IN (SELECT id FROM _gone)")
+            con.execute("DROP TABLE _gone")
+        if dups: con.execute("UPDATE meta SET value = (value::BIGINT + 1)::VARCHAR WHERE key = 'generation'")   # caches see a change
+        # rebuilt rather than ALTERed: DuckDB's ADD PRIMARY KEY still sees rows deleted in the same transaction
+        con.execute(f"CREATE TABLE _sources_keyed{_SOURCES}")
+        con.execute("""INSERT INTO _sources_keyed SELECT * FROM sources
+                       QUALIFY row_number() OVER (PARTITION BY source ORDER BY ingested_at DESC, rowid DESC) = 1""")
+        dropped = con.execute("SELECT (SELECT count(*) FROM sources) - (SELECT count(*) FROM _sources_keyed)").fetchone()[0]
+        con.execute("DROP TABLE sources"); con.execute("ALTER TABLE _sources_keyed RENAME TO sources")
+        con.execute("UPDATE meta SET value = ? WHERE key = 'format'", [str(FORMAT_VERSION)])
+    except BaseException: con.execute("ROLLBACK"); raise
+    con.execute("COMMIT")
+    return dropped
+
 # %% ../nbs/05_store.ipynb #0205472b
 _PID = re.compile(r"PID (\d+)")
+
+class IndexUnavailableError(MiniragError):
+    "The index cannot be opened or written at all (unopenable file, disk full): a sync stops instead of failing every file."
+
+def file_lock(path: Path, shared: bool = False):
+    "An open file holding a non-blocking shared or exclusive lock on `path` (release with `file_unlock`)."
+    import portalocker   # here, not at import: it loads the platform's fcntl / pywin32
+    f = open(path, "a+b")
+    flags = (portalocker.LockFlags.SHARED if shared else portalocker.LockFlags.EXCLUSIVE) | portalocker.LockFlags.NON_BLOCKING
+    try: portalocker.lock(f, flags)
+    except portalocker.AlreadyLocked: f.close(); raise BlockingIOError(errno.EAGAIN, "held by another process", str(path)) from None
+    except portalocker.LockException as e: f.close(); raise OSError(errno.ENOLCK, str(e) or "cannot lock", str(path)) from None
+    except BaseException: f.close(); raise
+    return f
+
+def file_unlock(f):
+    "Release a lock taken with `file_lock` and close its file."
+    try:
+        import portalocker
+        portalocker.unlock(f)
+    finally: f.close()
+
+def _write_refused(e: BaseException, db_file: Path) -> IndexUnavailableError | None:
+    "The error to stop on when a write failed because of the disk or the folder, not the data (None otherwise)."
+    if not isinstance(e, (duckdb.Error, OSError)): return None
+    msg = str(e).lower()
+    if getattr(e, "errno", None) in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)) or "no space left" in msg:
+        return IndexUnavailableError(f"the disk holding the index {db_file} is full; free space and sync again")
+    if isinstance(e, PermissionError) or "permission denied" in msg or "read-only file system" in msg:
+        return IndexUnavailableError(f"cannot write the index {db_file}: {db_file.parent} is not writable (permission denied or "
+                                     "read-only); make it writable for this user, or set DB_PATH to a writable folder")
+    return None
 
 class Store:
     "The index file, opened on demand and released when idle."
@@ -63,7 +134,7 @@ class Store:
         self.db_file = Path(db_file)
         self.lock_wait = float(os.environ.get("MINIRAG_LOCK_WAIT", 15)) if lock_wait is None else lock_wait
         self.idle_close, self.max_hold = idle_close, max_hold
-        self._con, self._opened, self._depth, self._timer = None, 0.0, 0, None
+        self._con, self._opened, self._depth, self._timer, self._keyed = None, 0.0, 0, None, False
         self._lock = threading.RLock()
 
     def exists(self) -> bool: return self.db_file.exists()
@@ -71,38 +142,42 @@ class Store:
     @property
     def _waiting_file(self) -> Path: return self.db_file.parent/".waiting.lock"
 
-    def _flock(self, mode) -> int | None:
-        "An fd holding `mode` on the waiting file, or None if it cannot be had."
-        try: fd = os.open(self._waiting_file, os.O_RDWR | os.O_CREAT, 0o644)
-        except OSError: return None
-        try: fcntl.flock(fd, mode | fcntl.LOCK_NB); return fd
-        except OSError: os.close(fd); return None
+    def _flock(self, shared: bool):
+        "A file holding a lock on the waiting file, or None if it cannot be had."
+        try: return file_lock(self._waiting_file, shared)
+        except (OSError, ImportError): return None
 
     def others_waiting(self) -> bool:
         "True while another process is waiting to open the index."
-        fd = self._flock(fcntl.LOCK_EX)
-        if fd is None: return self._waiting_file.exists()
-        os.close(fd); return False
+        f = self._flock(shared=False)
+        if f is None: return self._waiting_file.exists()
+        file_unlock(f); return False
 
     def _open(self):
         try: self.db_file.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e: raise MiniragError(f"cannot create the index directory {self.db_file.parent} ({e.strerror}); set DB_PATH to a writable folder")
+        except OSError as e: raise IndexUnavailableError(f"cannot create the index directory {self.db_file.parent} ({e.strerror}); set DB_PATH to a writable folder")
         deadline, delay, err, waiting = time.monotonic() + self.lock_wait, 0.01, None, None
         try:
             while True:
                 try: con = connect(self.db_file); break
                 except duckdb.IOException as e:
-                    if "lock" not in str(e).lower(): raise MiniragError(f"cannot open the index {self.db_file}: {str(e)[:200]}")
+                    if "lock" not in str(e).lower(): raise IndexUnavailableError(f"cannot open the index {self.db_file}: {str(e)[:200]}")
                     err = e
-                if waiting is None: waiting = self._flock(fcntl.LOCK_SH) or -1   # tell the holder someone waits
+                if waiting is None: waiting = self._flock(shared=True) or False   # tell the holder someone waits
                 if time.monotonic() >= deadline:
                     m = _PID.search(str(err)); who = f"process {m.group(1)}" if m else "another process"
                     raise IndexBusyError(f"the index {self.db_file} is held by {who} for more than {self.lock_wait:.0f} s "
                                          "(a long write, or a process that keeps it open); try again when it finishes")
                 time.sleep(delay); delay = min(delay * 1.5, 0.05)
         finally:
-            if waiting not in (None, -1): os.close(waiting)
-        con.execute(_SCHEMA)
+            if waiting: file_unlock(waiting)
+        try:
+            con.execute(_SCHEMA)
+            if not self._keyed: migrate(con); self._keyed = True
+        except Exception as e:
+            con.close()
+            if isinstance(e, MiniragError): raise
+            raise IndexUnavailableError(f"cannot prepare the index {self.db_file}: {str(e)[:200]}") from None
         self._con, self._opened = con, time.monotonic()
 
     def _close(self):
@@ -138,12 +213,20 @@ class Store:
 
     @contextmanager
     def transaction(self):
-        "A session inside BEGIN … COMMIT (rolled back on error)."
+        "A session inside BEGIN … COMMIT (rolled back on error; a full disk or an unwritable folder is `IndexUnavailableError`)."
         with self.session() as con:
             con.execute("BEGIN TRANSACTION")
             try: yield con
-            except BaseException: con.execute("ROLLBACK"); raise
-            else: con.execute("COMMIT")
+            except BaseException as e:
+                try: con.execute("ROLLBACK")
+                except Exception: pass
+                if (stop := _write_refused(e, self.db_file)): raise stop from None
+                raise
+            else:
+                try: con.execute("COMMIT")
+                except Exception as e:
+                    if (stop := _write_refused(e, self.db_file)): raise stop from None
+                    raise
 
 # %% ../nbs/05_store.ipynb #57da76a9
 def get_meta(con) -> dict:
@@ -186,6 +269,11 @@ def _bump(con):
 
 def replace_sources(store: Store, items: list[tuple[SourceRecord, list[dict], np.ndarray]], model_id: str) -> list[int]:
     "Replace several sources in one transaction (one write for a batch of files); returns chunk counts."
+    last = {rec.source: i for i, (rec, _, _) in enumerate(items)}
+    if len(last) < len(items):   # one source once: the last version given wins, the counts still follow `items`
+        n = replace_sources(store, [items[i] for i in sorted(last.values())], model_id)
+        got = dict(zip((items[i][0].source for i in sorted(last.values())), n))
+        return [got[rec.source] for rec, _, _ in items]
     for rec, chunks, vecs in items:
         if not chunks: raise MiniragError(f"{rec.source}: no text to index (0 chunks); the previous version, if any, is kept")
         assert vecs.shape[0] == len(chunks), "one vector per chunk"
@@ -228,6 +316,7 @@ def _delete(con, source: str) -> int:
     if has_chunks_table(con):
         con.execute("DELETE FROM postings WHERE chunk_id IN (SELECT id FROM chunks WHERE source = ?)", [source])
         con.execute("DELETE FROM chunks WHERE source = ?", [source])
+    con.execute("DELETE FROM failures WHERE source = ?", [source])
     return con.execute("DELETE FROM sources WHERE source = ?", [source]).fetchone()[0]
 
 def delete_source(store: Store, source: str) -> bool:
@@ -280,3 +369,29 @@ def chunk_rows(store: Store, source: str, lo: int | None = None, hi: int | None 
         cur = con.execute(q + " ORDER BY chunk_index", ps)
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r)) for r in cur.fetchall()]
+
+# %% ../nbs/05_store.ipynb #c27d4378
+def record_failures(store: Store, items: list[tuple[str, str, int, float, str, str]]):
+    "Remember (source, content_hash, size, mtime, reason, context) of files that failed, replacing earlier rows."
+    if not items: return
+    tbl = pa.table({"source": [i[0] for i in items], "content_hash": [i[1] for i in items],
+                    "size": pa.array([i[2] for i in items], pa.int64()), "mtime": pa.array([float(i[3]) for i in items], pa.float64()),
+                    "reason": [i[4] for i in items], "context": [i[5] for i in items]})
+    with store.transaction() as con:
+        con.register("_failed", tbl)
+        con.execute("DELETE FROM failures WHERE source IN (SELECT source FROM _failed)")
+        con.execute("INSERT INTO failures BY NAME SELECT *, now() AS failed_at FROM (SELECT DISTINCT ON (source) * FROM _failed)")
+        con.unregister("_failed")
+
+def failure_rows(store: Store) -> dict[str, dict]:
+    "Remembered failures by source."
+    with store.session() as con:
+        cur = con.execute("SELECT source, content_hash, size, mtime, reason, context FROM failures")
+        names = [d[0] for d in cur.description]
+        return {r[0]: dict(zip(names, r)) for r in cur.fetchall()}
+
+def forget_failures(store: Store, sources: list[str]):
+    "Drop the remembered failures of these sources (files gone from disk)."
+    if not sources: return
+    with store.transaction() as con:
+        con.execute("DELETE FROM failures WHERE source IN (SELECT unnest(?::VARCHAR[]))", [list(sources)])

@@ -6,11 +6,12 @@ Docs: https://example.invalid/minirag/sync.html.md"""
 
 # %% ../nbs/07b_sync.ipynb #957e847b
 from __future__ import annotations
-import fcntl, os, sys, threading, time, uuid
+import os, sys, threading, time, uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 import pyarrow as pa
+from . import __version__
 from .config import MiniragError, IndexBusyError
 from .convert import convert_file, scanned_exts
 from .chunk import SCHEME_VERSION
@@ -18,13 +19,15 @@ from .ingest import Engine, prepare_chunks, file_hash
 from .titles import file_title
 from .scan import scan, ScanResult
 from .security import resolve_in_roots, in_scope, scope_condition
-from .store import SourceRecord, replace_source, replace_sources, cluster_postings, delete_source, rename_source, source_rows
+from .store import (SourceRecord, replace_source, replace_sources, cluster_postings, delete_source, rename_source, source_rows,
+                           file_lock, file_unlock, IndexUnavailableError, record_failures, failure_rows, forget_failures)
 from . import ocr as _ocr
 
 # %% auto #0
-__all__ = ['PAUSE_STAGES', 'EMBED_BATCH_CHUNKS', 'EMBED_BATCH_FILES', 'COUNT_KEYS', 'MAX_JOBS', 'SyncBusyError', 'SyncLock',
-           'SyncPlan', 'plan_sync', 'prepare_file', 'ingest_files', 'sync_scope', 'sync', 'SyncJobs', 'jobs_of',
-           'ProgressBar', 'print_counts', 'sync_cli']
+__all__ = ['PAUSE_STAGES', 'EMBED_BATCH_CHUNKS', 'EMBED_BATCH_FILES', 'FATAL_ERRORS', 'COUNT_KEYS', 'MAX_JOBS', 'SyncBusyError',
+           'SyncLock', 'SyncPlan', 'plan_sync', 'FatalError', 'prepare_file', 'failure_context', 'model_ready',
+           'ingest_files', 'sync_scope', 'still_failing', 'sync', 'SyncJobs', 'jobs_of', 'ProgressBar',
+           'print_warnings', 'print_counts', 'sync_cli']
 
 # %% ../nbs/07b_sync.ipynb #3fdbd59f
 class SyncBusyError(MiniragError):
@@ -35,29 +38,43 @@ def _held_for(secs: float) -> str:
     return f"{secs} s" if secs < 120 else f"{secs // 60} min"
 
 class SyncLock:
-    "Advisory lock `<DB_PATH>/.sync.lock`: one sync per index, released by the kernel when the holder dies."
-    def __init__(self, db_path: Path): self.path, self.fd = Path(db_path)/".sync.lock", None
+    "Lock `<DB_PATH>/.sync.lock`: one sync per index, released by the operating system when the holder dies."
+    def __init__(self, db_path: Path):
+        self.path = Path(db_path)/".sync.lock"
+        self.info_path = Path(db_path)/".sync.lock.pid"
+        self.file, self.warning = None, None
+
+    def _unguarded(self, why: str) -> SyncLock:
+        self.warning = f"{self.path}: cannot take the sync lock ({why}); syncing without it, so concurrent syncs of this index are not guarded"
+        return self
 
     def acquire(self) -> SyncLock:
-        "Take the lock at once or raise `SyncBusyError` naming the holder."
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
-        try: fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        "Take the lock at once, raise `SyncBusyError` naming the holder, or go on unguarded with a `warning`."
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            f = file_lock(self.path)
         except BlockingIOError:
-            info = os.pread(fd, 100, 0).decode("ascii", "replace").split(); os.close(fd)
-            who = f"pid {info[0]}, running for {_held_for(time.time() - float(info[1]))}" if len(info) >= 2 else "pid unknown"
+            try: info = self.info_path.read_text("ascii", "replace").split()
+            except OSError: info = []
+            try: who = f"pid {int(info[0])}, running for {_held_for(time.time() - float(info[1]))}"
+            except (IndexError, ValueError): who = "pid unknown"
             raise SyncBusyError(f"another sync is already running on this index ({who}); wait for it to finish and run sync "
                                 f"again (the lock {self.path} is released automatically when that process ends)") from None
-        os.ftruncate(fd, 0); os.pwrite(fd, f"{os.getpid()} {time.time():.3f}\n".encode(), 0)
-        self.fd = fd
+        except IsADirectoryError: return self._unguarded("it is a folder, not a file; remove it")
+        except PermissionError as e: return self._unguarded(f"{e.strerror or 'permission denied'}; it belongs to another user, or the folder is read-only")
+        except OSError as e: return self._unguarded(e.strerror or str(e))
+        except ImportError as e: return self._unguarded(f"file locks are unavailable on this system: {e}")
+        try: self.info_path.write_text(f"{os.getpid()} {time.time():.3f}\n", "ascii")
+        except OSError: pass   # the lock holds without it; a refusal then says "pid unknown"
+        self.file = f
         return self
 
     def release(self):
-        if self.fd is not None:
-            try: fcntl.flock(self.fd, fcntl.LOCK_UN)
-            finally: os.close(self.fd); self.fd = None
+        if self.file is not None:
+            try: file_unlock(self.file)
+            finally: self.file = None
 
-    def __enter__(self): return self.acquire() if self.fd is None else self
+    def __enter__(self): return self.acquire() if self.file is None and self.warning is None else self
     def __exit__(self, *a): self.release()
 
 # %% ../nbs/07b_sync.ipynb #a85ed6eb
@@ -83,6 +100,7 @@ class SyncPlan:
     skipped: int = 0
     unreadable: list = field(default_factory=list)
     failures: list = field(default_factory=list)  # warn lines: unlistable folders, unreadable files
+    protected: list = field(default_factory=list) # folders whose entries are kept whatever the scan says
 
 def _kept_msg(what: str, kept: list[str]) -> str:
     if not kept: return what
@@ -105,6 +123,7 @@ def plan_sync(rows: list[dict], found: ScanResult, roots: list[Path], scope: Pat
         listable = [s for s in rows if in_scope(s, str(r)) and (ocr or not s.lower().endswith(images))]
         if listable and not any(root == r for _, root in found.files):
             protect.append((str(r), "lists no documents although files are indexed under it (a drive not mounted?)"))
+    plan.protected = [d for d, _ in protect]
     for d, why in protect:
         kept = [s for s in rows if in_scope(s, d)]
         plan.failures.append(_kept_msg(f"{d}: folder {why}", kept))
@@ -146,11 +165,17 @@ def plan_sync(rows: list[dict], found: ScanResult, roots: list[Path], scope: Pat
 EMBED_BATCH_CHUNKS = 64   # chunks embedded per call across files
 EMBED_BATCH_FILES = 32
 
-def prepare_file(eng: Engine, p: Path, root: Path, known_hash: str | None = None) -> tuple[SourceRecord, list[dict]]:
-    "Read, convert, title and chunk one file (no embedding, no index access)."
+class FatalError(MiniragError):
+    "A cause every file would hit (no usable model): the run stops with one error instead of one failure per file."
+
+FATAL_ERRORS = (FatalError, IndexBusyError, IndexUnavailableError)
+
+def prepare_file(eng: Engine, p: Path, root: Path, known_hash: str | None = None, facts: dict | None = None) -> tuple[SourceRecord, list[dict]]:
+    "Read, convert, title and chunk one file (no embedding, no index access); `facts` receives hash, size and mtime once read."
     cfg = eng.cfg
     try: st = p.stat(); h = known_hash or file_hash(p)
     except OSError as e: raise MiniragError(f"{p}: cannot read the file ({e.strerror or e})")
+    if facts is not None: facts.update(hash=h, size=st.st_size, mtime=st.st_mtime)
     conv = convert_file(p, cfg)
     title = file_title(conv.meta_title, conv.markdown, p)
     category, rows = prepare_chunks(conv.markdown, title, eng.counter, cfg.chunk_token_budget)
@@ -160,10 +185,31 @@ def prepare_file(eng: Engine, p: Path, root: Path, known_hash: str | None = None
 def _short_err(e: Exception) -> str:
     return str(e) if isinstance(e, MiniragError) else f"unexpected {type(e).__name__}: {str(e)[:200]}"
 
-def ingest_files(eng: Engine, items, progress=None, done0: int = 0, total: int | None = None) -> tuple[list[dict], list[str]]:
-    "Ingest (path, root, known hash) items with batched embedding and short writes; returns (ingested, warnings)."
-    items = list(items); total = len(items) if total is None else total
-    ingested, warnings = [], []
+def failure_context(cfg, ocr: bool | None = None) -> str:
+    "What a file's failure depended on besides its bytes: when this changes, remembered failures are tried again."
+    ocr = _ocr.ocr_available() if ocr is None else ocr
+    return f"minirag {__version__}; scheme {SCHEME_VERSION}; ocr {'on' if ocr else 'off'}; max {cfg.max_file_size}"
+
+def model_ready(eng: Engine):
+    "Load the tokenizer and the model before any file is read; raise `FatalError` if they cannot be had."
+    try:
+        eng.counter
+        load = getattr(eng.embedder, "_load", None)   # fastembed loads lazily; a test double may not
+        if load: load()
+    except FATAL_ERRORS: raise
+    except MiniragError as e: raise FatalError(str(e)) from None
+    except Exception as e: raise FatalError(f"the embedding model {eng.cfg.model_name!r} cannot be loaded: {_short_err(e)}") from None
+
+def ingest_files(eng: Engine, items, progress=None, done0: int = 0, total: int | None = None, context: str | None = None) -> tuple[list[dict], list[str]]:
+    "Ingest (path, root, known hash) items, each path once, with batched embedding and short writes; returns (ingested, warnings)."
+    seen, uniq = set(), []
+    for it in items:
+        if str(it[0]) not in seen: seen.add(str(it[0])); uniq.append(it)
+    items = uniq; total = len(items) if total is None else total
+    ingested, warnings, failed = [], [], []
+    if not items: return ingested, warnings
+    model_ready(eng)
+    context = context or failure_context(eng.cfg)
     state = dict(done=done0, batches=0)
     def embed_write(batch):   # runs in one worker thread, overlapping the conversion of the next batch
         if state["batches"]: _pause("embedding")
@@ -187,11 +233,11 @@ def ingest_files(eng: Engine, items, progress=None, done0: int = 0, total: int |
                 done(rec, replace_source(eng.store, rec, rows, v, eng.embedder.model_id)); _pause("write")
             try:   # one transaction for the whole batch: per-file commits cost ~26 ms each
                 for (rec, _, _), n in zip(items, replace_sources(eng.store, items, eng.embedder.model_id)): done(rec, n)
-            except IndexBusyError: raise   # another process holds the file too long: stop, the next sync resumes
+            except FATAL_ERRORS: raise   # every file would fail the same way: stop, the next sync resumes
             except MiniragError:
                 for rec, rows, v in items:   # find the file at fault; the others still go in
                     try: done(rec, replace_source(eng.store, rec, rows, v, eng.embedder.model_id))
-                    except IndexBusyError: raise
+                    except FATAL_ERRORS: raise
                     except MiniragError as e: warnings.append(str(e))
         state["batches"] += 1
     batch, nchunks, pending = [], 0, None
@@ -204,15 +250,21 @@ def ingest_files(eng: Engine, items, progress=None, done0: int = 0, total: int |
         try:
             for p, root, h in items:
                 if progress: progress(state["done"], total, str(p))
+                facts = {}
                 try:
-                    rec, rows = prepare_file(eng, Path(p), Path(root), h)
+                    rec, rows = prepare_file(eng, Path(p), Path(root), h, facts)
                     batch.append((rec, rows)); nchunks += len(rows)
-                except Exception as e: warnings.append(_short_err(e))
+                except FATAL_ERRORS: raise
+                except Exception as e:
+                    warnings.append(_short_err(e))
+                    if facts: failed.append((str(p), facts["hash"], facts["size"], facts["mtime"], _short_err(e), context))
                 state["done"] += 1
                 if nchunks >= EMBED_BATCH_CHUNKS or len(batch) >= EMBED_BATCH_FILES: flush()
             flush(); flush()
         finally:
             if pending is not None: pending.cancel()
+    try: record_failures(eng.store, failed)
+    except MiniragError: pass   # only a shortcut for the next sync; the failures are reported either way
     return ingested, warnings
 
 # %% ../nbs/07b_sync.ipynb #210eaf50
@@ -231,21 +283,48 @@ def sync_scope(cfg, path=None, must_be_absolute: bool = False) -> Path | None:
     p, _ = resolve_in_roots(path, cfg.roots, must_be_absolute)
     return p
 
+def still_failing(p: Path, f: dict, known_hash: str | None = None) -> bool:
+    "True if `p` has the bytes it had when it failed."
+    try:
+        st = p.stat()
+        if st.st_size != f["size"]: return False
+        return st.st_mtime == f["mtime"] or (known_hash or file_hash(p)) == f["content_hash"]
+    except OSError: return False
+
+def _remembered(store, failed: dict, plan: SyncPlan, scope, context: str) -> tuple[list, list[str]]:
+    "Split plan.ingest into files to read and reasons of unchanged failed files; forget failures of files gone, ignored or back to their indexed bytes."
+    if not failed: return plan.ingest, []
+    todo, reasons = [], []
+    for p, root, h in plan.ingest:
+        f = failed.get(str(p))
+        if f and f["context"] == context and still_failing(p, f, h): reasons.append(f"{f['reason']} (unchanged since it failed; not read again)")
+        else: todo.append((p, root, h))
+    again = {str(p) for p, _, _ in plan.ingest}   # anything else in scope is gone, ignored, or skipped as indexed
+    forget = [s for s in failed if s not in again and in_scope(s, str(scope) if scope else None) and not any(in_scope(s, d) for d in plan.protected)]
+    if forget: forget_failures(store, forget)
+    return todo, reasons
+
 def sync(eng: Engine, path=None, progress=None, must_be_absolute: bool = False, lock: SyncLock | None = None) -> dict:
     "Reconcile the index with the roots (or with one path inside them); returns counts and warnings."
     cfg = eng.cfg.check()
     scope = sync_scope(cfg, path, must_be_absolute)
     t0 = time.monotonic()
-    with (lock or SyncLock(cfg.db_path)):
+    lock = lock or SyncLock(cfg.db_path)
+    with lock:
         if progress: progress(0, 0, "scanning")
         ocr = _ocr.ocr_available()
         found = scan(cfg.roots, scanned_exts(), cfg.db_path, under=scope)
         cond, ps = scope_condition(str(scope) if scope else None)
-        rows = source_rows(eng.store, f"WHERE kind = 'file' AND {cond}", ps) if eng.store.exists() else []
+        rows, failed = [], {}
+        if eng.store.exists():
+            with eng.store.session():   # one open for both reads
+                rows, failed = source_rows(eng.store, f"WHERE kind = 'file' AND {cond}", ps), failure_rows(eng.store)
         plan = plan_sync(rows, found, cfg.roots, scope, ocr)
+        context = failure_context(cfg, ocr)
+        todo, remembered = _remembered(eng.store, failed, plan, scope, context)
         _pause("scanned")
-        warnings = list(plan.failures)
-        total = len(plan.moves) + len(plan.delete) + len(plan.ingest)
+        failures = plan.failures + remembered
+        total = len(plan.moves) + len(plan.delete) + len(todo)
         done = 0
         if plan.touch: _touch(eng.store, plan.touch)
         if plan.moves or plan.delete:
@@ -256,8 +335,8 @@ def sync(eng: Engine, path=None, progress=None, must_be_absolute: bool = False, 
                 for s in plan.delete:
                     if progress: progress(done, total, s)
                     delete_source(eng.store, s); done += 1
-        ingested, fails = ingest_files(eng, plan.ingest, progress, done, total)
-        warnings += fails
+        ingested, fails = ingest_files(eng, todo, progress, done, total, context)
+        failures += fails
         if progress: progress(total, total, "")
         if ingested or plan.moves or plan.delete:
             with eng.store.session() as con:
@@ -265,7 +344,7 @@ def sync(eng: Engine, path=None, progress=None, must_be_absolute: bool = False, 
                 cluster_postings(eng.store)
                 con.execute("CHECKPOINT")
     return dict(ingested=len(ingested), skipped=plan.skipped, moved=len(plan.moves), deleted=len(plan.delete),
-                failed=len(warnings), unreadable=len(plan.unreadable), warnings=warnings,
+                failed=len(failures), unreadable=len(plan.unreadable), warnings=([lock.warning] if lock.warning else []) + failures,
                 scope=str(scope) if scope else None, seconds=round(time.monotonic() - t0, 3))
 
 # %% ../nbs/07b_sync.ipynb #e6011307
@@ -276,7 +355,7 @@ class SyncJobs:
     def __init__(self): self._jobs, self._lock = {}, threading.Lock()
 
     def start(self, eng: Engine, path=None, must_be_absolute: bool = False) -> dict:
-        "Start a sync in a background thread; returns {jobId, state} at once."
+        "Start a sync in a background thread; returns {jobId, state} at once (and `warnings` if it runs without the sync lock)."
         cfg = eng.cfg.check()
         sync_scope(cfg, path, must_be_absolute)
         lock = SyncLock(cfg.db_path).acquire()
@@ -294,7 +373,7 @@ class SyncJobs:
             self._jobs[jid] = job
         try: threading.Thread(target=run, name=f"minirag-sync-{jid}", daemon=True).start()
         except BaseException: lock.release(); raise
-        return dict(jobId=jid, state="running")
+        return dict(jobId=jid, state="running", **({"warnings": [lock.warning]} if lock.warning else {}))
 
     def status(self, job_id: str) -> dict:
         "State, counts and progress of a job."
@@ -326,16 +405,21 @@ class ProgressBar:
     def close(self):
         if self.shown: self.stream.write("\r" + " " * (self.width + 54) + "\r"); self.stream.flush()
 
-def print_counts(r: dict, out):
-    "Counts on one line, then one `warn:` line per failure."
+def print_warnings(r: dict, err=None):
+    "One `warn:` line per warning, on stderr."
+    for w in r.get("warnings", []): print(f"warn: {w}", file=err or sys.stderr)
+
+def print_counts(r: dict, out, err=None):
+    "Counts on one line on `out`, then one `warn:` line per failure on `err` (stderr)."
     print("  ".join(f"{k} {r[k]}" for k in COUNT_KEYS if k in r), file=out)
-    for w in r.get("warnings", []): print(f"warn: {w}", file=out)
+    print_warnings(r, err)
 
 def sync_cli(ix, path, out, err, emit) -> int:
-    "The `sync` subcommand: run a sync, print counts (or emit JSON); 1 if anything failed."
+    "The `sync` subcommand: run a sync, print counts (or emit JSON) and `warn:` lines on `err`; 1 if anything failed."
     bar = ProgressBar(err) if emit is None and hasattr(err, "isatty") and err.isatty() else None
     try: r = ix.sync(path, progress=bar)
     finally:
         if bar: bar.close()
-    (emit or (lambda r: print_counts(r, out)))(r)
+    if emit: emit(r); print_warnings(r, err)   # stdout stays pure JSON
+    else: print_counts(r, out, err)
     return 1 if r["failed"] else 0

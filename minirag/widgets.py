@@ -7,16 +7,19 @@ Docs: https://example.invalid/minirag/widgets.html.md"""
 # %% ../nbs/11_widgets.ipynb #b1aca5dd
 from __future__ import annotations
 import html, re
-import pandas as pd
-import ipywidgets as W
 from .config import MiniragError
+from .frames import ChunkTable, QueryResult, breadcrumb, short  # raises the extra's install line without pandas
+try:  # the notebook layer is an extra: a lean `pip install minirag` (server, CLI) has no ipywidgets
+    import pandas as pd
+    import ipywidgets as W
+except ImportError as e:
+    raise MiniragError(f"minirag's notebook layer needs its extra ({e.name} is missing): pip install 'minirag[notebook]'") from None
 from .chunk import CODE_SPLIT_MARK
-from .frames import ChunkTable, QueryResult, breadcrumb, short
 from .api import Index
 
 # %% auto #0
 __all__ = ['SEARCH_VIEW_COLUMNS', 'split_labels', 'token_bar', 'sections_df', 'chunk_view_html', 'search_view_df',
-           'search_view_html', 'ChunkExplorer', 'SearchExplorer']
+           'search_view_html', 'snapshot_html', 'ChunkExplorer', 'SearchExplorer']
 
 # %% ../nbs/11_widgets.ipynb #61251f4c
 _TITLE = re.compile(r"^# [^\n]*\n\n")
@@ -114,6 +117,16 @@ def search_view_html(qr: QueryResult, # a query's hits
     return "".join(out) + "</tbody></table></div>"
 
 # %% ../nbs/11_widgets.ipynb #51810415
+def snapshot_html(kind: str, # which explorer
+                  controls: dict, # control name -> current value
+                  body: str # the HTML the explorer shows
+                 ) -> str:
+    "A static view of an explorer: its controls' values above the HTML it shows (for pages without a kernel)."
+    e = html.escape
+    ctl = " · ".join(f"{e(k)} <b>{e(str(v))}</b>" for k, v in controls.items())
+    return (f'<div class="mr-snapshot"><p class="mr-controls">{e(kind)} · {ctl} <small>(static snapshot; '
+            f'the live explorer needs a running kernel)</small></p>{body}</div>')
+
 class ChunkExplorer(W.VBox):
     "Pick a document; see its category, sections, breadcrumbs and chunks against the token budget."
     def __init__(self, ix: Index, # an index with `minirag.frames` loaded
@@ -141,6 +154,17 @@ class ChunkExplorer(W.VBox):
     def _render(self):
         if self.table is not None: self.view.value = chunk_view_html(self.table, self.section.value)
 
+    def _repr_html_(self) -> str:
+        "The current state as static HTML: what rendered docs and GitHub show."
+        sec = dict((v, k) for k, v in self.section.options).get(self.section.value, "all sections")
+        doc = "" if self.table is None else self.table.display_path
+        return snapshot_html("chunk explorer", {"document": doc, "section": sec}, self.view.value)
+
+    def _repr_mimebundle_(self, **kwargs):
+        "The live widget where a widget manager runs, a static HTML snapshot everywhere else."
+        doc = "" if self.table is None else self.table.display_path
+        return {**super()._repr_mimebundle_(**kwargs), "text/plain": f"ChunkExplorer({doc!r})", "text/html": self._repr_html_()}
+
 # %% ../nbs/11_widgets.ipynb #2d903637
 class SearchExplorer(W.VBox):
     "Type a query, move the hybrid weight, see the fused list with both ranks, distance and parent section."
@@ -167,3 +191,12 @@ class SearchExplorer(W.VBox):
         except MiniragError as err: self.view.value = f'<p class="mr-error">{html.escape(str(err))}</p>'; return
         self.df = search_view_df(self.result)
         self.view.value = search_view_html(self.result)
+
+    def _repr_html_(self) -> str:
+        "The current state as static HTML: what rendered docs and GitHub show."
+        ctl = {"query": self.query.value, "keyword weight": f"{self.weight.value:.2f}", "top k": self.top_k.value}
+        return snapshot_html("search explorer", ctl, self.view.value)
+
+    def _repr_mimebundle_(self, **kwargs):
+        "The live widget where a widget manager runs, a static HTML snapshot everywhere else."
+        return {**super()._repr_mimebundle_(**kwargs), "text/plain": f"SearchExplorer({self.query.value!r})", "text/html": self._repr_html_()}

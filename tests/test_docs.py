@@ -1,11 +1,13 @@
 """The docs build without Quarto: README == rendering of nbs/index.ipynb, every notebook goes through
-nbdev's doc processors and renders to HTML, committed outputs are deterministic, the site config holds.
+nbdev's doc processors and renders to HTML with pandoc, committed outputs are deterministic, the site config
+holds, the offline site reads well in a real headless browser, and the tutorials run outside the repository.
 
 `nbdev-proc-nbs` (nbdev 3.3.26) calls `_ensure_quarto()`, which downloads Quarto when it is missing, so
 these tests use the same processors through `tools/docs.py` (nbdev.processors.FilterDefaults) and render
-with nbconvert's HTMLExporter."""
-import importlib.util, subprocess, sys
+with Debian's pandoc. The browser test drives Debian's chromium + chromium-driver with selenium."""
+import importlib.util, os, shutil, subprocess, sys, tempfile
 from pathlib import Path
+import re
 import pytest, yaml
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -44,15 +46,71 @@ def test_readme_check_fails_on_drift(tmp_path, monkeypatch):
     monkeypatch.setattr(readme, "README", stale)
     assert readme.main([]) == 0 and readme.main(["--check"]) == 0
 
+def need(exe: str, packages: str):
+    "Skip when a system tool is missing, naming the apt packages (with MINIRAG_REQUIRE_SYSTEM_TOOLS=1: fail)."
+    if shutil.which(exe): return shutil.which(exe)
+    why = f"{exe} is not on PATH (install: apt-get install {packages})"
+    if os.environ.get("MINIRAG_REQUIRE_SYSTEM_TOOLS", "").strip() not in ("", "0", "false", "no"): pytest.fail(why, pytrace=False)
+    pytest.skip(why)
+
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=ids)
 def test_notebook_processes_and_renders(nb, tmp_path):
-    page = docs.process_nb(nb, tmp_path/nb.relative_to(NBS))
+    need("pandoc", "pandoc")
+    page = docs.process_nb(nb, tmp_path/"proc"/nb.relative_to(NBS))
     proc = docs.read_page(page)
     errs = [o for c in proc.cells if c.cell_type == "code" for o in c.get("outputs", []) if o.get("output_type") == "error"]
     assert not errs, f"{nb.name}: error outputs after processing"
     assert not any(c.cell_type == "code" and c.source.lstrip().startswith(("#| hide", "#|hide")) for c in proc.cells)
-    html = docs.render_html(page)
-    assert "<html" in html and len(html) > 1000
+    rel = str(nb.relative_to(NBS))
+    site = docs.Site()
+    out = docs.render_page(page, rel, tmp_path/"site", site)
+    html = out.read_text(encoding="utf-8")
+    assert f"<title>{site.html_title(docs.source_title(nb))}</title>" in html and '<h1 class="title">' in html
+    assert 'id="sidebar"' in html and 'aria-current="page"' in html, "the page is in the sidebar, marked current"
+    text = _visible_text(html)
+    for raw in ("output-file:", "{target=", "show_doc(", ":::"):
+        assert raw not in text, f"{nb.name}: {raw!r} shows on the rendered page"
+    for code in re.findall(r"(?s)<pre\b[^>]*>(.*?)</pre>", html):
+        assert not re.search(r"(?m)^\s*#\|", _visible_text(code)), f"{nb.name}: a cell directive shows in code"
+    assert not re.search(r'(src|href)="(https?:)?//[^"]*\.(css|js)"', html), "pages must not need a CDN"
+    here = os.path.dirname(out.relative_to(tmp_path/"site"))
+    known = set(site.outputs.values()) | {"site.css", "styles.css"}
+    dangling = []
+    for href in re.findall(r'(?:href|src)="([^"#]+)[^"]*"', html):
+        if href.startswith(site.doc_url + "/"): assert href[len(site.doc_url) + 1:] not in known, f"{href} should link the local page"
+        elif not re.match(r"[a-z]+:", href):
+            target = os.path.normpath(os.path.join(here, href))
+            if not (target in known or (tmp_path/"site"/target).exists()): dangling.append(href)
+    assert not dangling, f"{nb.name}: links to nothing in the site: {dangling}"
+
+def _visible_text(html: str) -> str:
+    "The text a reader sees (tags, styles and scripts removed)."
+    import html as h
+    html = re.sub(r"(?s)<(style|script)\b.*?</\1>", "", html)
+    return h.unescape(re.sub(r"<[^>]+>", "", html))
+
+def test_page_markdown_honours_cell_options():
+    import nbformat
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_raw_cell("---\ntitle: T\ndescription: D\noutput-file: t.html\n---\n"),
+                nbformat.v4.new_markdown_cell("See [x](tutorials/x.ipynb){target=\"_blank\"}.")]
+    for src, out in [("#| echo: false\nHIDDEN_CODE", "SHOWN_OUTPUT"), ("#| output: false\nSHOWN_CODE", "HIDDEN_OUTPUT"),
+                     ("#| include: false\nHIDDEN_CELL", "HIDDEN_TOO"), ("#| echo: false\n#| output: asis\nshow_doc(f)", "**asis** markdown")]:
+        c = nbformat.v4.new_code_cell(src)
+        c.outputs = [nbformat.v4.new_output("execute_result", data={"text/markdown" if "asis" in out else "text/plain": out})]
+        nb.cells.append(c)
+    meta, md = docs.page_markdown(nb, lambda data, ext: "fig.png")
+    assert meta == {"title": "T", "description": "D", "output-file": "t.html"} and "title:" not in md
+    assert "SHOWN_OUTPUT" in md and "SHOWN_CODE" in md and "**asis** markdown" in md
+    for gone in ("HIDDEN_CODE", "HIDDEN_OUTPUT", "HIDDEN_CELL", "HIDDEN_TOO", "#|", "show_doc"): assert gone not in md, gone
+
+def test_links_to_notebooks_resolve_to_rendered_pages():
+    site = docs.Site()
+    links = site.link_map("tutorials/chunking.ipynb")
+    assert links["quick_start.ipynb"] == "quick_start.html" and links["../index.ipynb"] == "../index.html"
+    assert links["../03_chunk.ipynb"] == "../chunk.html"  # nbdev's output-file drops the number
+    assert site.link_map("index.ipynb")["tutorials/chunking.ipynb"] == "tutorials/chunking.html"
+    assert links[f"{site.doc_url}/search.html"] == "../search.html"  # nbdev's links to `names` stay in the offline site
 
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=ids)
 def test_committed_outputs_are_deterministic(nb):
@@ -67,6 +125,21 @@ def test_checker_catches_bad_outputs(tmp_path):
     p = tmp_path/"bad.ipynb"; nbformat.write(nb, p)
     msgs = " ".join(nbcheck.nondeterministic_outputs(p))
     for what in ("temp/home path", "memory address", "timestamp", "widget state"): assert what in msgs
+
+def test_explorer_snapshots_survive_but_widget_views_do_not(tmp_path):
+    "tools/run_nbs.py drops widget views (never committed) and keeps an explorer's static HTML snapshot."
+    import nbformat
+    run_nbs = _tool("run_nbs")
+    view = {"version_major": 2, "version_minor": 0, "model_id": "abc"}
+    live = nbformat.v4.new_output("execute_result", data={"application/vnd.jupyter.widget-view+json": view,
+                                                           "text/html": '<div class="mr-snapshot">x</div>', "text/plain": "SearchExplorer('q')"})
+    bare = nbformat.v4.new_output("display_data", data={"application/vnd.jupyter.widget-view+json": view, "text/plain": "VBox()"})
+    kept = run_nbs.strip_widget_views([live, bare])
+    assert len(kept) == 1 and set(kept[0]["data"]) == {"text/html", "text/plain"}
+    nb = nbformat.v4.new_notebook()
+    c = nbformat.v4.new_code_cell('assert "application/vnd.jupyter.widget-view+json" in bundle'); c.outputs = kept
+    nb.cells = [c]; p = tmp_path/"snap.ipynb"; nbformat.write(nb, p)
+    assert nbcheck.nondeterministic_outputs(p) == []  # a cell may name the mime type; only outputs and metadata count
 
 def _sidebar_entries(node):
     if isinstance(node, str): yield ("file", node)
@@ -89,3 +162,87 @@ def test_site_config_and_sidebar_cover_every_notebook():
         else: covered |= set(NBS.glob(v))
     missing = [str(p.relative_to(NBS)) for p in NOTEBOOKS if p not in covered]
     assert not missing, f"notebooks not reachable from nbs/sidebar.yml: {missing}"
+
+# ---------------------------------------------------------------------------------------------------------------
+# The offline site as a reader sees it: a real headless chromium (Debian's chromium + chromium-driver).
+
+CHROME_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
+                "--disable-component-update", "--disable-sync", "--window-size=1280,1300"]
+
+@pytest.fixture
+def browser(tmp_path):
+    chromium, driver = need("chromium", "chromium chromium-driver"), need("chromedriver", "chromium chromium-driver")
+    try: from selenium import webdriver
+    except ImportError: pytest.skip("selenium is missing (pip install -e '.[dev]')")
+    from selenium.webdriver.chrome.service import Service
+    opts = webdriver.ChromeOptions(); opts.binary_location = chromium
+    for f in CHROME_FLAGS + [f"--user-data-dir={tmp_path/'profile'}"]: opts.add_argument(f)
+    d = webdriver.Chrome(service=Service(driver), options=opts)  # explicit driver: selenium never downloads one
+    yield d
+    d.quit()
+
+READER_PAGE = "tutorials/pandas_analysis.ipynb"  # has a plot and an explorer snapshot
+
+def test_site_reads_well_in_a_browser(tmp_path, browser):
+    "Render the home page and a tutorial, open them in chromium, follow the sidebar, look at what a reader sees."
+    from selenium.webdriver.common.by import By
+    need("pandoc", "pandoc")
+    pages = docs.stage(tmp_path/"proc", only=[NBS/"index.ipynb", NBS/READER_PAGE])
+    files = docs.render_site(tmp_path/"proc", tmp_path/"site", pages)
+    home, tut = files
+    browser.get(home.as_uri())
+    assert browser.title == "minirag"
+    side = browser.find_elements(By.CSS_SELECTOR, "#sidebar a")
+    titles = [a.text for a in side]
+    for t in ("Quick start", "Exploring chunking", "Analysing results with pandas", "Why minirag works this way", "Explorers"):
+        assert t in titles, f"sidebar lacks {t!r}: {titles}"
+    assert browser.find_element(By.CSS_SELECTOR, "#navbar .site-title").text == "minirag"
+    _no_raw_markup(browser)
+    next(a for a in side if a.text == "Analysing results with pandas").click()   # navigation works offline
+    assert browser.current_url == tut.as_uri()
+    assert browser.title == "Analysing results with pandas – minirag"
+    assert browser.find_element(By.CSS_SELECTOR, "h1.title").text == "Analysing results with pandas"
+    assert "aria-current" in browser.find_element(By.CSS_SELECTOR, "#sidebar a.active").get_attribute("outerHTML")
+    snap = browser.find_element(By.CSS_SELECTOR, ".mr-snapshot")
+    assert snap.is_displayed() and "search explorer" in snap.text and "vector rank" in snap.text
+    imgs = browser.find_elements(By.CSS_SELECTOR, ".cell-output-display img")
+    assert imgs and all(browser.execute_script("return arguments[0].complete && arguments[0].naturalWidth > 100", i) for i in imgs), "plots load"
+    _no_raw_markup(browser)
+    remote = browser.execute_script("return [...document.querySelectorAll('link[href],script[src],img[src]')]"
+                                    ".map(e => e.href || e.src).filter(u => !u.startsWith('file:') && !u.startsWith('data:'))")
+    assert remote == [], f"resources that need a network: {remote}"
+    css = browser.execute_script("return getComputedStyle(document.querySelector('#navbar')).backgroundColor")
+    assert css == "rgb(39, 128, 227)", "local CSS applied"
+    browser.execute_script("arguments[0].scrollIntoView()", snap)
+    browser.save_screenshot(str(tmp_path/"tutorial.png"))   # look at it: pytest --basetemp=DIR keeps it
+    assert (tmp_path/"tutorial.png").stat().st_size > 10_000
+
+def _no_raw_markup(browser):
+    text = browser.find_element("tag name", "body").text
+    for raw in ("output-file:", "description:", "{target=", "show_doc(", ":::", "```"):
+        assert raw not in text, f"{raw!r} shows on {browser.current_url}"
+    assert not text.lstrip().startswith("---")
+    code = browser.execute_script("return [...document.querySelectorAll('pre')].map(p => p.innerText).join('\\n')")
+    assert not re.search(r"(?m)^\s*#\|", code), f"a cell directive shows in code on {browser.current_url}"
+
+# ---------------------------------------------------------------------------------------------------------------
+# Every tutorial runs top to bottom from the installed package, in a folder outside the repository.
+
+TUTORIALS = sorted((NBS/"tutorials").glob("*.ipynb")) + sorted((NBS/"explanations").glob("*.ipynb"))
+
+RUN_NB = r"""
+import sys
+from fastcore.nbio import read_nb
+from execnb.shell import CaptureShell
+nb = read_nb(sys.argv[1])
+sh = CaptureShell(); sh.set_path(".")
+sh.run_all(nb, exc_stop=True)
+"""
+
+@pytest.mark.parametrize("nb", TUTORIALS, ids=[f"{p.parent.name}/{p.name}" for p in TUTORIALS])
+def test_tutorial_runs_outside_the_repo(nb, tmp_path):
+    work = tmp_path/"elsewhere"/nb.parent.name
+    shutil.copytree(nb.parent, work)  # the notebook with the files beside it (evaluation_results.json…)
+    env = {**os.environ, "PYTHONPATH": "", "HOME": str(tmp_path/"home")}
+    r = subprocess.run([sys.executable, "-c", RUN_NB, nb.name], cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, f"{nb.name} fails outside the repository:\n{(r.stderr or r.stdout)[-3000:]}"

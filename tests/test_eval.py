@@ -46,11 +46,13 @@ def test_eval_index_is_built_once_and_reused(tmp_path, model_dir, shared_embedde
     assert first > len(QUERIES)                    # documents and queries embedded
     evaluate(ds, "0,1", db_dir=tmp_path/"db", embedder=shared_embedder)
     assert shared_embedder.calls - before - first == len(QUERIES)   # second run: only the queries
-    assert len(list((tmp_path/"db").iterdir())) == 1
-    # a changed corpus gets a new index
+    indexes = lambda: [p for p in (tmp_path/"db").iterdir() if p.name != "vectors"]
+    assert len(indexes()) == 1
+    # a changed corpus gets a new index, but the vectors of unchanged documents are reused (cached by text)
     make_set(ds, DOCS[:-1])
+    n = shared_embedder.calls
     evaluate(ds, "0,1", db_dir=tmp_path/"db", embedder=shared_embedder)
-    assert len(list((tmp_path/"db").iterdir())) == 2
+    assert len(indexes()) == 2 and shared_embedder.calls - n == len(QUERIES)
 
 def test_interrupted_build_is_redone(tmp_path, shared_embedder):
     ds = make_set(tmp_path/"tiny")
@@ -74,9 +76,9 @@ def test_text_output_and_errors(tmp_path, model_dir):
     rc, _, err = cli("eval", str(tmp_path), "--db-path", str(tmp_path/"db"), "--cache-dir", str(model_dir.parent))
     assert rc == 1 and "corpus.jsonl" in err and "Traceback" not in err
     rc, _, err = cli("eval", str(ds), "--weights", "0,2", "--db-path", str(tmp_path/"db"), "--cache-dir", str(model_dir.parent))
-    assert rc == 1 and "0.0..1.0" in err
+    assert rc == 2 and "0.0..1.0" in err   # a bad option value is a usage error
     rc, _, err = cli("eval", str(ds), "--limit-queries", "0", "--db-path", str(tmp_path/"db"), "--cache-dir", str(model_dir.parent))
-    assert rc == 1 and "limit-queries" in err
+    assert rc == 2 and "limit-queries" in err
 
 def test_bad_files_are_named(tmp_path):
     ds = make_set(tmp_path/"bad")
@@ -91,3 +93,41 @@ def test_metrics_with_grades():
     assert (r, m) == (1.0, 1.0)
     import math
     assert n == pytest.approx((1 + 2 / math.log2(4)) / (2 + 1 / math.log2(3)))
+
+
+# ---- honest tuning: fixed halves, held-out figures, per-language figures (issue 15) -------------
+
+def test_tuning_half_is_a_fixed_split():
+    from minirag.evaluate import tuning_half
+    qs = [f"q-{i}" for i in range(400)]
+    assert [tuning_half(q) for q in qs] == [tuning_half(q) for q in qs]
+    assert 150 < sum(map(tuning_half, qs)) < 250
+
+def test_query_language():
+    from minirag.evaluate import query_language
+    assert query_language("Как обновить Debian?") == "ru" and query_language("Wie aktualisiere ich?", "de") == "de"
+    assert query_language("обновить apt", "en") == "ru" and query_language("How?", "") == "other"
+
+def test_eval_reports_held_out_half_and_languages(tmp_path, model_dir):
+    ds = make_set(tmp_path/"tiny", queries=QUERIES + [("q5", "как испечь хлеб")], qrels=QRELS + [("q5", "bread", 1)])
+    (ds/"meta.json").write_text(json.dumps({"lang": "en"}))
+    rc, out, err = cli("eval", str(ds), "--weights", "0.6", "--json", "--db-path", str(tmp_path/"db"), "--cache-dir", str(model_dir.parent))
+    assert rc == 0, err
+    r = json.loads(out)
+    assert set(r["languages"]) == {"en", "ru"} and r["languages"]["ru"]["queries"] == 1 and r["languages"]["en"]["queries"] == 4
+    assert set(r["heldOut"]) == {"vector", "keyword", "hybrid"} and "hybridAtLeastBestHeldOut" in r
+    assert all({"nDCG@10 tuning", "nDCG@10 held-out"} <= set(x) for x in r["runs"])
+    rc, out, _ = cli("eval", str(ds), "--weights", "0.6", "--db-path", str(tmp_path/"db"), "--cache-dir", str(model_dir.parent))
+    assert "language ru (1 queries)" in out and "held-out half" in out
+
+def test_man_page_split_for_the_held_out_sets():
+    import sys
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent/"tools"))
+    from build_eval_sets import split_page
+    page = ("LS(1)   General Commands Manual   LS(1)\n\nBEZEICHNUNG\n       ls - den Inhalt von Verzeichnissen auflisten\n\n"
+            "ÜBERSICHT\n       ls [OPTION]... [DATEI]...\n\nBESCHREIBUNG\n       " + "Auflisten von Informationen über die DATEIen. " * 8 +
+            "\n\nGNU coreutils 9.1   2022   LS(1)")
+    desc, body = split_page(page, "de")
+    assert desc == "den Inhalt von Verzeichnissen auflisten"
+    assert "BEZEICHNUNG" not in body and "Inhalt von" not in body and body.startswith("ÜBERSICHT")
+    assert split_page("FOO(1)\n\nNAME\n       foo\n", "de") is None

@@ -140,7 +140,7 @@ def test_replace_keeps_old_chunks_when_new_version_yields_nothing(corpus, root):
 def test_status_does_not_load_the_model(corpus, root, model_dir):
     ix = Index.open(root, model_name=str(model_dir), cache_dir=model_dir.parent)
     s = ix.status()
-    assert s["sources"] == len(DOCS) + 1 and s["chunks"] > 0 and s["staleChunkCount"] == 0
+    assert s["sourceCount"] == len(DOCS) + 1 and s["chunkCount"] > 0 and s["staleChunkCount"] == 0
     assert ix.engine.embedder._model is None
 
 # ---- CLI through real subprocesses -------------------------------------------------------------
@@ -216,12 +216,12 @@ def test_every_chunk_respects_the_budget_with_the_real_tokenizer(index, root):
 
 def test_stale_scheme_is_reported(index, root, monkeypatch):
     index.ingest(write(root, "a.md", "# A\n\nSome text about apples.\n"))
-    assert index.status()["staleChunkCount"] == 0 and "schemeWarning" not in index.status()
+    assert index.status()["staleChunkCount"] == 0 and index.status()["schemeWarning"] is None
     import minirag.api
     monkeypatch.setattr(minirag.api, "SCHEME_VERSION", minirag.api.SCHEME_VERSION + 1)
     s = index.status()
     assert s["staleChunkCount"] > 0 and "older chunking scheme" in s["schemeWarning"]
-    assert [f["state"] for f in index.list_files()["files"]] == ["stale"]
+    assert [f["state"] for f in index.list_files()["files"]] == ["outdatedScheme"]   # same bytes, older scheme
 
 @pytest.mark.parametrize("kw,msg", [(dict(before=-1), "before=-1"), (dict(after=51), "after=51"), (dict(before="x"), "before='x'"),
                                     (dict(before=1.5), "before=1.5"), (dict(chunk_index=-2), "chunkIndex=-2")])

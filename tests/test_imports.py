@@ -24,3 +24,47 @@ def test_import_does_not_load_the_model():
             "assert 'onnxruntime' not in sys.modules, 'onnxruntime imported at import time'\n")
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr[-2000:]
+
+NOTEBOOK_LAYER = ("frames", "widgets")            # need the `notebook` extra
+NOTEBOOK_PACKAGES = ("pandas", "ipywidgets", "IPython", "matplotlib")
+
+def run_without(packages, code: str):
+    "Run `code` in a fresh interpreter where importing any of `packages` fails as if it were not installed."
+    blocker = ("import sys, importlib.abc\n"
+               "class _Absent(importlib.abc.MetaPathFinder):\n"
+               f"    names = {tuple(packages)!r}\n"
+               "    def find_spec(self, name, path=None, target=None):\n"
+               "        if name.split('.')[0] in self.names: raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n"
+               "sys.meta_path.insert(0, _Absent())\n")
+    return subprocess.run([sys.executable, "-c", blocker + code], capture_output=True, text=True, timeout=120)
+
+def test_core_imports_without_the_notebook_extra():
+    "A lean install (no pandas, ipywidgets, IPython, matplotlib) imports the server, CLI and every core module."
+    core = [m for m in modules() if m not in NOTEBOOK_LAYER]
+    code = ("import importlib\n" + "".join(f"importlib.import_module('minirag.{m}')\n" for m in core)
+            + f"assert not set(sys.modules) & set({NOTEBOOK_PACKAGES!r}), sorted(set(sys.modules) & set({NOTEBOOK_PACKAGES!r}))\n")
+    r = run_without(NOTEBOOK_PACKAGES, code)
+    assert r.returncode == 0, r.stderr[-2000:]
+
+def test_cli_help_runs_without_the_notebook_extra():
+    r = run_without(NOTEBOOK_PACKAGES, "from minirag.cli import main\nsys.argv = ['minirag', '--help']\nmain()")
+    assert r.returncode == 0 and "usage" in r.stdout.lower(), r.stderr[-2000:]
+
+def test_notebook_layer_without_its_extra_names_the_extra():
+    for m, missing in [("frames", "pandas"), ("widgets", "pandas"), ("widgets", "ipywidgets")]:
+        r = run_without((missing,), "from minirag.config import MiniragError\n"
+                                    f"try: import minirag.{m}\n"
+                                    "except MiniragError as e: print(e); sys.exit(0)\n"
+                                    "sys.exit('imported without complaint')")
+        assert r.returncode == 0, (m, missing, r.stderr[-2000:])
+        line = r.stdout.strip()
+        assert "\n" not in line and "pip install 'minirag[notebook]'" in line and missing in line, line
+
+def test_chunk_table_without_pandas_names_the_extra():
+    code = ("from minirag.config import MiniragError\n"
+            "from minirag.chunk import ChunkedDoc\n"
+            "try: ChunkedDoc.to_df(type('D', (), {'chunks': []})())\n"
+            "except MiniragError as e: print(e); sys.exit(0)\n"
+            "sys.exit('no MiniragError')")
+    r = run_without(("pandas",), code)
+    assert r.returncode == 0 and "pip install 'minirag[notebook]'" in r.stdout, r.stdout + r.stderr[-2000:]

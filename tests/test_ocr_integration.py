@@ -8,7 +8,10 @@ import minirag.ocr as ocr
 sys.path.insert(0, str(Path(__file__).parent/"data"/"ocr"))
 import scans  # noqa: E402
 
-need_tesseract = pytest.mark.skipif(not (shutil.which("tesseract") and ocr.ocr_available()), reason="OCR engine not installed")
+def need_tesseract(test):
+    "tesseract (conftest: a skip naming the apt packages, a failure in CI) and the OCR extra's page renderer."
+    test = pytest.mark.requires_tool("tesseract")(test)
+    return pytest.mark.skipif(not ocr._has_pdfium(), reason="pypdfium2 not installed (install: pip install 'minirag[ocr]')")(test)
 
 @need_tesseract
 def test_mixed_pdf_is_searchable_and_listed_with_its_engine(index, root):

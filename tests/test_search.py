@@ -3,7 +3,7 @@ from pathlib import Path
 import pytest
 from conftest import write
 from minirag.api import Index, ingest_paths
-from minirag.search import Hit, group_cut, apply_filters, fuse, fuse_adaptive, fuse_lists, COS_SCALE
+from minirag.search import Hit, group_cut, apply_filters, fuse, fuse_adaptive, fuse_lists, COS_SCALE, informativeness, effective_weight
 
 from test_foundation import DOCS as FOUNDATION_DOCS
 DOCS = {**FOUNDATION_DOCS,   # the foundation corpus, with a longer baking document and one more about cakes
@@ -138,7 +138,9 @@ def test_grouping_from_env_cuts_the_result_list(built, docs_root, model_dir, sha
 @pytest.mark.parametrize("fusion", ["adaptive", "rrf"])
 @pytest.mark.parametrize("q,doc", [("ERR_CONNECTION_REFUSED", "errors-catalog.md"), ("E-1042", "import.md"),
                                    ("v2.3.1", "release.md"), ("my_func_name", "release.md"),
-                                   ("what does E-1042 mean when importing", "import.md")])
+                                   ("what does E-1042 mean when importing", "import.md"),
+                                   ("сервера", "servers-ru.md"),
+                                   ("резервными копиями серверов", "servers-ru.md")])
 def test_identifiers_rank_first_with_either_fusion(built, monkeypatch, fusion, q, doc):
     monkeypatch.setattr(built.cfg, "fusion", fusion)
     assert Path(built.query(q, top_k=5)["results"][0]["source"]).name == doc
@@ -149,3 +151,81 @@ def test_bad_fusion_env_is_a_clear_error(built):
     ix = Index.open(built.cfg.roots, built.cfg.db_path, built.cfg.cache_dir, built.cfg.model_name, env={"RAG_FUSION": "fancy"})
     assert "RAG_FUSION='fancy'" in ix.status()["configError"]
     with pytest.raises(MiniragError, match="RAG_FUSION"): ix.query("bread")
+
+# ---- R-T4: a hit's text is document text, proven from outside on a mixed corpus --------------------
+
+import json, os, re, shutil, subprocess, sys
+REPO = Path(__file__).resolve().parent.parent
+
+def _cli(*args):
+    r = subprocess.run([sys.executable, "-m", "minirag.cli", *args], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr
+    return json.loads(r.stdout)
+
+def _ws(s): return re.sub(r"\s+", " ", s).strip()
+
+@pytest.fixture(scope="module")
+def mixed(tmp_path_factory, model_dir):
+    "Every fixture file of tests/data and every bundled sample document (all formats), ingested by the CLI."
+    root = Path(os.path.realpath(tmp_path_factory.mktemp("mixed")))
+    files = [p for d in (REPO/"tests"/"data", REPO/"minirag"/"sample_docs") for p in sorted(d.rglob("*"))
+             if p.is_file() and p.suffix not in (".py", ".pyc")]
+    for p in files: shutil.copy(p, root/p.name)
+    common = ["--base-dir", str(root), "--model-name", str(model_dir), "--cache-dir", str(model_dir.parent), "--json"]
+    out = _cli("ingest", str(root), *common)
+    assert out["failed"] == 0 and out["ingested"] == len(files)
+    return root, common, {p.name for p in files}
+
+def test_hit_text_lies_inside_its_parent_section_for_every_document(mixed):
+    root, common, names = mixed
+    st = _cli("list", *common)
+    titles = {Path(f["filePath"]).name: f["title"] for f in st["files"]}
+    seen = set()
+    for name in sorted(names):
+        title = titles.get(name) or Path(name).stem
+        q = _cli("query", title, "--top-k", "100", *common)
+        assert q["results"], name
+        for h in q["results"]:
+            assert _ws(h["text"]) in _ws(q["parents"][h["parentId"]]), (name, h["source"], h["chunkIndex"], h["text"][:120])
+            seen.add(Path(h["source"]).name)
+        if name in ("SPEC-112_Warehouse stock.md", "big_table.md", "backup-policy-ru.docx"):   # title line, table header, breadcrumb
+            nb = _cli("read-neighbors", "--file-path", str(root/name), "--chunk-index", "0", "--before", "0", "--after", "3", *common)
+            checked = [c for c in nb["chunks"] if c["parentId"] in q["parents"]]
+            assert checked, name
+            for c in checked: assert _ws(c["text"]) in _ws(q["parents"][c["parentId"]]), (name, c["chunkIndex"])
+    assert seen == names   # every document of the corpus was checked through at least one hit
+
+@pytest.mark.parametrize("q,name", [("SPEC-112", "SPEC-112_Warehouse stock.md"), ("SPEC-112 Warehouse stock", "SPEC-112_Warehouse stock.md"),
+                                    ("Регламент резервного копирования", "backup-policy-ru.docx")])
+def test_titles_stay_searchable(mixed, q, name):
+    root, common, _ = mixed
+    r = _cli("query", q, "--top-k", "5", *common)
+    assert Path(r["results"][0]["source"]).name == name
+    assert not any(h["text"].lstrip().startswith("# SPEC-112 Warehouse stock") for h in r["results"])
+
+
+# ---- fusion that knows when a side carries no signal (issue 15) ----------------------------------
+
+def test_a_flat_vector_side_does_not_decide_between_keyword_hits():
+    "English model on Russian text: distances within 0.03 of each other are noise; the keyword order must win."
+    vec = [(29, 0.50)] + [(i, 0.51 + i * 0.0005) for i in range(1, 29)] + [(30, 0.53)]
+    kw = [(30, 10.0), (29, 9.8)] + [(i, 1.0) for i in range(1, 20)]
+    cv, ck = informativeness(vec, kw)
+    assert cv < 0.2 and ck > 0.8
+    assert fuse_lists(vec, kw, 0.6, "adaptive", 100)[0].chunk_id == 30
+    assert fuse_lists(vec, kw, 0.6, "rrf", 100)[0].chunk_id == 29      # exact RRF is left as the SPEC defines it
+
+def test_a_flat_keyword_side_does_not_decide_between_vector_hits():
+    "A common word matching many chunks equally says nothing; the vector order must win."
+    vec = [(1, 0.20), (2, 0.23)] + [(i, 0.45 + i * 0.001) for i in range(3, 30)]
+    kw = [(2, 5.0), (1, 4.95)] + [(i, 4.9) for i in range(3, 30)]
+    assert informativeness(vec, kw)[1] < 0.1
+    assert fuse_lists(vec, kw, 0.6, "adaptive", 100)[0].chunk_id == 1
+
+def test_weight_ends_keep_their_meaning_with_informativeness():
+    vec = [(i, 0.5 + i * 0.001) for i in range(30)]
+    kw = [(29 - i, 10.0 - i * 0.2) for i in range(30)]
+    assert effective_weight(0.0, vec, kw) == 0.0 and effective_weight(1.0, vec, kw) == 1.0
+    assert [h.chunk_id for h in fuse_lists(vec, kw, 0.0)][:3] == [0, 1, 2]
+    assert [h.chunk_id for h in fuse_lists(vec, kw, 1.0)][:3] == [29, 28, 27]
+    assert 0 < effective_weight(0.6, vec, kw) < 1

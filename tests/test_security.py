@@ -121,7 +121,7 @@ def test_every_file_operation_refuses_outside_targets_with_one_message(index, ro
     assert len(shapes) == 1, shapes
     assert "outside the document roots" in shapes.pop()
     s = index.status()
-    assert s["sources"] == 1   # nothing outside got in
+    assert s["sourceCount"] == 1   # nothing outside got in
     assert not any(SECRET in h["text"] for h in index.query(SECRET, top_k=10)["results"])
 
 def test_sync_path_refuses_outside_targets(index, root, boundary):
@@ -153,7 +153,7 @@ def test_scan_skips_links_out_of_the_roots_end_to_end(index, root, boundary):
     listed = [f["filePath"] for f in index.list_files()["files"]]
     assert listed == [str(root/"a.md")]
     assert not any(SECRET in h["text"] for h in index.query(f"{SECRET} credentials", top_k=20)["results"])
-    assert index.status()["sources"] == 1
+    assert index.status()["sourceCount"] == 1
     with pytest.raises(OutsideRootError): index.ingest(root/"notes.md")
 
 def test_links_inside_roots_are_indexed_under_the_link_path_once(index, root):
@@ -170,7 +170,7 @@ def test_links_inside_roots_are_indexed_under_the_link_path_once(index, root):
     assert index.read(file_path=root/"alias.md")["source"] == str(root/"alias.md")
     # a file reached through the folder alias is the same document, not a second copy
     assert index.ingest(root/"subalias"/"b.md")["source"] == str(root/"sub/b.md")
-    assert index.status()["sources"] == 3
+    assert index.status()["sourceCount"] == 3
 
 @pytest.mark.parametrize("d", ["/", "//", "/etc", "/etc/ssl", "/usr", "/usr/", "/proc/self", "/proc", "/sys", "/dev",
                                "~/.ssh", "~/.ssh/keys", "~/.gnupg", "/root/.ssh"])
@@ -395,7 +395,7 @@ def test_ingest_url_refuses_loopback_by_default(root, model_dir, shared_embedder
     with pytest.raises(MiniragError) as e: ix.ingest_url(url)
     msg = str(e.value)
     assert host.strip("[]") in msg and "loopback" in msg and no_trace(msg)
-    assert page_server.hits == [] and ix.status()["sources"] == 0
+    assert page_server.hits == [] and ix.status()["sourceCount"] == 0
 
 def test_cli_ingest_url(root, model_dir, page_server, monkeypatch):
     "The CLI `ingest-url` subcommand: refused by default, indexed with ALLOW_PRIVATE_URLS=1, --source honoured."

@@ -64,7 +64,7 @@ async def exercise(c, root: Path, url: str | None, sync: bool):
     assert names == set(TOOL_NAMES)
     f = write(root, "ops/runbook.md", RUNBOOK)
     st = ok(await c.call_tool("status", {}))
-    assert "configError" not in st and st["roots"] == [str(root)]
+    assert st["configError"] is None and st["roots"] == [str(root)]
     # ingest_file
     r = ok(await c.call_tool("ingest_file", {"filePath": str(f)}))
     assert r["source"] == str(f) and r["chunkCount"] >= 1
@@ -103,7 +103,7 @@ async def exercise(c, root: Path, url: str | None, sync: bool):
     r = ok(await c.call_tool("read_file", {"filePath": str(f)}))
     assert "ERR_CONNECTION_REFUSED" in r["text"] and "Nightly backups" in r["text"]
     assert "E-1042" in ok(await c.call_tool("read_file", {"source": "notes/release-4.2"}))["text"]
-    bad(await c.call_tool("read_file", {"filePath": str(root/"ops/other.md")}), "not in the index")
+    bad(await c.call_tool("read_file", {"filePath": str(root/"ops/other.md")}), "does not exist")
     bad(await c.call_tool("read_file", {"filePath": "/etc/passwd"}), "outside")
     bad(await c.call_tool("read_file", {}), "filePath")
     # list_files
@@ -163,7 +163,7 @@ def test_instructions_append_and_overflow(tmp_path, model_dir):
         async with Client(srv) as c:
             assert c.instructions.startswith(INSTRUCTIONS)
             assert c.instructions.endswith("\n\nDocuments are mostly in Russian.") and len(c.instructions) <= MAX_INSTRUCTIONS
-            assert "configError" not in ok(await c.call_tool("status", {}))
+            assert ok(await c.call_tool("status", {}))["configError"] is None
         srv = build_server(server_env(tmp_path, model_dir, RAG_INSTRUCTIONS_APPEND="y" * 1000))
         async with Client(srv) as c:
             assert c.instructions == INSTRUCTIONS           # refused, not truncated
@@ -230,7 +230,7 @@ def test_tool_results_equal_cli_json(root, model_dir, shared_embedder):
             if "results" in tool:   # scores are floats computed in two processes
                 for a, b in zip(tool["results"], js["results"]):
                     assert {k: v for k, v in a.items() if k not in ("score", "distance")} == {k: v for k, v in b.items() if k not in ("score", "distance")}
-                    assert a["score"] == pytest.approx(b["score"]) and (a["distance"] is None) == (b["distance"] is None)
+                    assert a["score"] == pytest.approx(b["score"], abs=1e-5) and (a["distance"] is None) == (b["distance"] is None)
                 tool, js = {k: v for k, v in tool.items() if k != "results"}, {k: v for k, v in js.items() if k != "results"}
             assert tool == js
     anyio.run(main)
@@ -267,7 +267,7 @@ def test_unusable_db_path_and_missing_model(tmp_path, root, model_dir):
         # DB_PATH under a regular file: nothing can create the index there (true even for root)
         async with Client(build_server(server_env(root, model_dir, DB_PATH=_not_a_dir(tmp_path)))) as c:
             st = ok(await c.call_tool("status", {}))
-            assert st["sources"] == 0
+            assert st["sourceCount"] == 0
             t = bad(await c.call_tool("ingest_data", {"content": NOTES, "source": "notes/n"}), "plain-file")
             assert "DB_PATH" in t
             bad(await c.call_tool("ingest_file", {"filePath": str(write(root, "a.md", RUNBOOK))}), "DB_PATH")
@@ -276,7 +276,7 @@ def test_unusable_db_path_and_missing_model(tmp_path, root, model_dir):
                          DB_PATH=str(tmp_path/"db2"))
         async with Client(build_server(env)) as c:
             st = ok(await c.call_tool("status", {}))
-            assert st["modelName"] == "sentence-transformers/all-MiniLM-L6-v2" and "configError" not in st
+            assert st["modelName"] == "sentence-transformers/all-MiniLM-L6-v2" and st["configError"] is None
             bad(await c.call_tool("ingest_data", {"content": NOTES, "source": "notes/n"}), "all-MiniLM-L6-v2", "MODEL_NAME")
             bad(await c.call_tool("ingest_file", {"filePath": str(root/"a.md")}), "all-MiniLM-L6-v2")
     anyio.run(main)

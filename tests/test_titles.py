@@ -40,3 +40,38 @@ def test_data_title():
 
 def test_first_h1_strips_markup():
     assert first_h1("# [Warehouse](http://x) *stock* policy ##\n") == 'Warehouse stock policy'
+
+# ---- issue 14: metadata titles that are real, front matter, commands that are not headings ----------------
+from minirag.titles import is_command_like, real_meta_title, split_front_matter
+
+@pytest.mark.parametrize('h', ['netstat -tupan', 'apt-get install task-desktop', '$ make', 'cp debian.iso /dev/sdX',
+    'PermitRootLogin no', 'GRUB_TIMEOUT=5', '/etc/apt/sources.list', 'user@host:~$ ls -la', 'sudo reboot',
+    'deb http://deb.debian.org/debian bookworm main', 'dpkg -l | grep linux-image', 'ls > files.txt', 'install.sh'])
+def test_command_like(h): assert is_command_like(h)
+
+@pytest.mark.parametrize('h', ['Warehouse stock policy', 'Debian GNU/Linux Installation Guide', 'Installing Debian GNU/Linux',
+    'Регламент хранения ТМЦ', 'Make your own packages', 'Find what you need', 'C# for beginners', 'Release notes 2.1',
+    'Часто задаваемые вопросы о Debian GNU/Linux', 'Q&A: backups'])
+def test_not_command_like(h): assert not is_command_like(h)
+
+@pytest.mark.parametrize('t', ['Microsoft Word - report.doc', 'Microsoft PowerPoint - deck.ppt', 'Untitled', 'untitled document',
+    'Document1', 'Presentation', 'PowerPoint Presentation', 'Презентация PowerPoint', 'C:\\Users\\ivan\\Desktop\\a.docx',
+    'report_final_v2.pdf', 'cp debian.iso /dev/sdX', '', '   ', None, '1234'])
+def test_machine_meta_titles_are_not_titles(t): assert real_meta_title(t) is None
+
+def test_meta_title_order():
+    md = "# cp debian.iso /dev/sdX\n\nWrite the image to a stick."
+    assert file_title('Debian GNU/Linux Installation Guide', md, Path('install.en.pdf')) == 'Debian GNU/Linux Installation Guide'
+    assert file_title('Microsoft Word - install.doc', md, Path('install.en.pdf')) == 'install.en'   # command H1 skipped too
+    assert file_title(None, "# $ apt-get update\n\n# Keeping the system current\n", Path('IMG_1.md')) == 'IMG_1'
+    assert data_title(None, "# netstat -tupan\n\noutput") is None
+
+@pytest.mark.parametrize('md,title,body', [
+    ("---\ntitle: Stock policy\n---\nBody\n", "Stock policy", "Body\n"),
+    ("---\ntitle: \"Q3: results\"\ndate: 2026-01-02\n---\n\n# H\n", "Q3: results", "# H\n"),
+    ("---\nlayout: post\ntitle: 'It''s done' # comment\n...\nBody", "It's done", "Body"),
+    ("---\nlayout: post\n---\nBody", None, "Body"),
+    ("---\n\nNot front matter, a rule\n", None, "---\n\nNot front matter, a rule\n"),
+    ("Text\n---\ntitle: x\n---\n", None, "Text\n---\ntitle: x\n---\n"),
+])
+def test_front_matter(md, title, body): assert split_front_matter(md) == (title, body)

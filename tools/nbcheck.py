@@ -25,7 +25,9 @@ def nondeterministic_outputs(path) -> list:
     raw = Path(path).read_text(encoding="utf-8")
     nb = json.loads(raw)
     problems = []
-    if any(m in raw for m in WIDGET_MIMES): problems.append("holds widget state/views (run nbdev-clean, clear widget outputs)")
+    views = any(WIDGET_MIMES & set(o.get("data", {})) for c in nb["cells"] for o in c.get("outputs", []))
+    if views or "widgets" in nb.get("metadata", {}):  # (a cell's source may name the mime types)
+        problems.append("holds widget state/views (run nbdev-clean, clear widget outputs)")
     for i, c in enumerate(nb["cells"]):
         if c["cell_type"] != "code": continue
         if c.get("execution_count") is not None: problems.append(f"cell {i}: execution_count set (run nbdev-clean)")

@@ -5,8 +5,10 @@ Usage: python tools/run_nbs.py nbs/index.ipynb nbs/tutorials/quick_start.ipynb .
 
 Each notebook runs in its own fresh Python process (as nbdev-test runs it), with
 execnb (no Jupyter kernel needed). Widget views are dropped from the outputs (a
-static page cannot show them and their state must never be committed), then the
-notebook goes through `nbdev-clean`. The run fails if an output holds an
+static page cannot show them and their state must never be committed; an
+explorer's static `text/html` snapshot stays), outputs are written into the file
+as it is then (cells edited meanwhile keep theirs), then the notebook goes
+through `nbdev-clean`. The run fails if an output holds an
 absolute temp/home path, a memory address or a timestamp (see tools/nbcheck.py).
 """
 import os, subprocess, sys
@@ -25,11 +27,24 @@ def _run_one(path: Path):
     sh.set_path(path.parent.resolve())
     os.chdir(path.parent)  # notebooks read fixtures by relative path, as under nbdev-test
     sh.run_all(nb, exc_stop=True)
-    for c in nb.cells:
-        if c.cell_type != "code": continue
-        c.outputs = [o for o in c.get("outputs", []) if not WIDGET_MIMES & set(o.get("data", {}))]
-    nb.metadata.pop("widgets", None)
-    write_nb(nb, path)
+    outputs = {c.get("id"): (c.source, strip_widget_views(c.get("outputs", []))) for c in nb.cells if c.cell_type == "code"}
+    # Others may edit other cells while this runs: write outputs into the file as it is now, cell by unchanged cell.
+    cur = read_nb(path)
+    for c in cur.cells:
+        src, outs = outputs.get(c.get("id"), (None, None))
+        if c.cell_type == "code" and src == c.source: c.outputs = outs
+    cur.metadata.pop("widgets", None)
+    write_nb(cur, path)
+
+def strip_widget_views(outputs: list) -> list:
+    "Outputs without widget views (a static page cannot draw them); an explorer's `text/html` snapshot stays."
+    out = []
+    for o in outputs:
+        data = {k: v for k, v in o.get("data", {}).items() if k not in WIDGET_MIMES}
+        if "data" in o and not set(data) - {"text/plain"} and WIDGET_MIMES & set(o["data"]): continue  # a bare widget
+        if "data" in o: o["data"] = data
+        out.append(o)
+    return out
 
 def main(paths):
     bad = 0

@@ -1,0 +1,208 @@
+"The installed `minirag-mcp` CLI from outside: streams, pipes, scopes, usage errors, help, JSON errors (issues 12, 13, 18)."
+import json, os, subprocess, sys, threading
+from importlib.metadata import version
+from pathlib import Path
+import pytest
+from conftest import write
+
+# the console script pip installed next to this interpreter (what `minirag-mcp` on PATH runs)
+CLI = str(Path(sys.executable).parent/"minirag-mcp")
+ENV_VARS = ["BASE_DIR", "BASE_DIRS", "DB_PATH", "CACHE_DIR", "MODEL_NAME", "MAX_FILE_SIZE", "CHUNK_TOKEN_BUDGET", "RAG_HYBRID_WEIGHT",
+            "RAG_GROUPING", "RAG_MAX_DISTANCE", "RAG_MAX_FILES", "RAG_OCR_LANG", "RAG_OCR_MIN_CHARS_PER_PAGE", "RAG_INSTRUCTIONS_APPEND",
+            "ALLOW_PRIVATE_URLS"]
+COMMANDS = ["ingest", "ingest-url", "sync", "query", "read-neighbors", "read", "list", "status", "delete", "eval", "demo"]
+DOCS = {f"a/alpha{i}.md": f"# Alpha {i}\n\nThe alpha notes talk about zebra crossings, number {i}.\n" for i in range(3)} | \
+       {f"b/beta{i}.md": f"# Beta {i}\n\nThe beta notes talk about zebra stripes, number {i}.\n" for i in range(3)}
+
+def cli(*args, cwd, env, **kw):
+    return subprocess.run([CLI, *args], capture_output=True, text=True, cwd=cwd, env=env, timeout=300, **kw)
+
+def cli_on_terminal(*args, cwd, env):
+    "Run with stderr on a pseudo-terminal (as typed by a person) and stdout piped: (returncode, stdout, terminal text)."
+    import fcntl, pty, struct, termios
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))   # a 120-column terminal
+    p = subprocess.Popen([CLI, *args], stdout=subprocess.PIPE, stderr=slave, text=True, cwd=cwd, env=env)
+    os.close(slave)
+    seen = []
+    def pump():
+        while True:
+            try: b = os.read(master, 65536)
+            except OSError: return   # EIO: the child closed the terminal
+            if not b: return
+            seen.append(b)
+    t = threading.Thread(target=pump); t.start()
+    out = p.stdout.read(); p.wait(timeout=300); t.join(timeout=30); os.close(master)
+    return p.returncode, out, b"".join(seen).decode("utf-8", "replace").replace("\r\n", "\n")
+
+def _env(root, db, model_dir, **extra):
+    e = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
+    return dict(e, BASE_DIR=str(root), DB_PATH=str(db), MODEL_NAME=str(model_dir), CACHE_DIR=str(model_dir.parent), **extra)
+
+@pytest.fixture(scope="module")
+def corpus(tmp_path_factory, model_dir):
+    "A root with two folders, indexed once through the CLI: (root, env)."
+    root = Path(os.path.realpath(tmp_path_factory.mktemp("cli")))/"docs"
+    for n, t in DOCS.items(): write(root, n, t)
+    env = _env(root, root.parent/"idx", model_dir)
+    r = cli("ingest", "a", "b", "--json", cwd=root, env=env)
+    assert r.returncode == 0 and json.loads(r.stdout)["ingested"] == len(DOCS), r.stderr
+    return root, env
+
+# ---- streams: results on stdout, warn: and progress on stderr -------------------------------------------
+
+def test_ingest_names_what_it_ingested_and_warns_on_stderr(tmp_path, model_dir):
+    root = Path(os.path.realpath(tmp_path))/"docs"
+    for n, t in DOCS.items(): write(root, n, t)
+    (root/"empty.md").write_bytes(b"")
+    env = _env(root, tmp_path/"idx", model_dir)
+    warn = f"warn: {root/'empty.md'}: the file is empty (0 bytes); nothing to index\n"
+    r = cli("ingest", "a", "b", "empty.md", cwd=root, env=env)
+    assert r.returncode == 1                                  # a failed file is a failure (R-L2)
+    assert r.stdout.splitlines() == [f"ingested {n}  (1 chunk)" for n in sorted(DOCS)] + ["ingested 6  failed 1"], r.stdout
+    assert r.stderr == warn                                   # captured stderr: the warning, no progress updates
+    # stderr on a terminal, stdout piped: progress with done/total, a rate and an ETA, ending full
+    code, out, term = cli_on_terminal("ingest", "a", "b", "empty.md", cwd=root, env=env)
+    assert code == 1 and out == r.stdout
+    assert "ingest: 100%" in term and "7/7 [" in term and "file/s" in term and "<00:00" in term and term.endswith(warn), term
+    # --quiet: the counts (the result) and warn: lines stay; progress and the per-file lines go
+    code, out, term = cli_on_terminal("ingest", "a", "empty.md", "-q", cwd=root, env=env)
+    assert code == 1 and out == "ingested 3  failed 1\n" and term == warn, term
+
+def test_sync_progress_quiet_and_json(corpus):
+    root, env = corpus
+    write(root, "c/gamma.md", "# Gamma\n\nA new note about zebra fish.\n")
+    try:
+        r = cli("sync", "c", "--json", cwd=root, env=env)   # --json: stdout is pure JSON, no progress without a terminal
+        assert r.returncode == 0 and r.stderr == "" and json.loads(r.stdout)["ingested"] == 1, (r.stdout, r.stderr)
+        (root/"c/gamma.md").write_text("# Gamma\n\nAn edited note about zebra fish.\n")
+        code, out, term = cli_on_terminal("sync", "c", cwd=root, env=env)
+        assert code == 0 and out.startswith("ingested 1  skipped 0"), (code, out, term)
+        assert "sync: 100%" in term and "1/1 [" in term and "file/s" in term, (code, out, term)
+        (root/"c/gamma.md").write_text("# Gamma\n\nA twice edited note about zebra fish.\n")
+        code, out, term = cli_on_terminal("sync", "c", "--quiet", cwd=root, env=env)
+        assert code == 0 and term == "" and out.startswith("ingested 1"), (code, out, term)
+    finally:
+        (root/"c/gamma.md").unlink(); cli("sync", "--json", cwd=root, env=env)
+
+# ---- scopes: repeatable, a union; relative paths against the current directory ---------------------------
+
+def test_list_scope_union_relative_to_cwd(corpus):
+    root, env = corpus
+    r = cli("list", "--scope", "alpha0.md", "--scope", "../b", "--json", cwd=root/"a", env=env)
+    assert r.returncode == 0, r.stderr
+    got = sorted(Path(f["filePath"]).relative_to(root).as_posix() for f in json.loads(r.stdout)["files"])
+    assert got == ["a/alpha0.md", "b/beta0.md", "b/beta1.md", "b/beta2.md"]
+    r = cli("list", "--scope", "a", "--scope", "b/beta1.md", cwd=root, env=env)
+    assert r.returncode == 0 and r.stdout.splitlines() == [f"indexed        {n}" for n in ["a/alpha0.md", "a/alpha1.md", "a/alpha2.md", "b/beta1.md"]]
+
+def test_query_scopes_are_a_union(corpus):
+    root, env = corpus
+    r = cli("query", "zebra", "--scope", "a", "--scope", "b/beta2.md", "--top-k", "10", "--json", cwd=root, env=env)
+    assert r.returncode == 0, r.stderr
+    q = json.loads(r.stdout)
+    assert {Path(h["source"]).relative_to(root).as_posix() for h in q["results"]} == {"a/alpha0.md", "a/alpha1.md", "a/alpha2.md", "b/beta2.md"}
+    assert q["warnings"] == []
+    # a scope that is neither an existing path here nor an id prefix: a warning, on stderr in text mode
+    r = cli("query", "zebra", "--scope", "nowhere", cwd=root, env=env)
+    assert r.returncode == 0 and r.stdout.strip() == "no results"
+    assert r.stderr.startswith("warn: scope 'nowhere'") and len(r.stderr.splitlines()) == 1, r.stderr
+
+# ---- pipes: a reader that stops early ends the command quietly ---------------------------------------
+
+def test_list_into_head_ends_quietly(tmp_path, model_dir):
+    root = Path(os.path.realpath(tmp_path))/"many"
+    root.mkdir()
+    for i in range(1500): (root/f"a-rather-long-file-name-so-the-listing-outgrows-a-pipe-buffer-{i:05d}.md").write_bytes(b"x")
+    env = _env(root, tmp_path/"idx", model_dir)   # ~130 kB of listing: more than a pipe holds, so the write hits the closed pipe
+    r = subprocess.run(["bash", "-c", f"set -o pipefail; '{CLI}' list | head -1"], capture_output=True, text=True, cwd=root, env=env, timeout=120)
+    assert r.stdout.startswith("not indexed") and len(r.stdout.splitlines()) == 1
+    assert r.stderr == "" and r.returncode == 0, r.stderr
+
+def test_query_into_a_closed_pipe_ends_quietly(corpus):
+    root, env = corpus
+    p = subprocess.Popen([CLI, "query", "zebra"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=root, env=env)
+    p.stdout.close()                               # the reader is gone before the first result is written
+    err = p.stderr.read(); p.wait(timeout=120)
+    assert err == "" and p.returncode == 0, err
+
+# ---- conventions: --version, --help, typed options -------------------------------------------------
+
+def test_version_is_the_installed_distribution(tmp_path):
+    r = cli("--version", cwd=tmp_path, env=dict(os.environ))
+    assert r.returncode == 0 and r.stdout == f"minirag {version('minirag')}\n", (r.stdout, r.stderr)
+
+@pytest.mark.parametrize("cmd", [None] + COMMANDS)
+def test_help_shows_examples_and_environment(cmd, tmp_path):
+    r = cli(*([cmd] if cmd else []), "--help", cwd=tmp_path, env=dict(os.environ))
+    assert r.returncode == 0 and r.stderr == ""
+    assert "\nexamples:\n  minirag-mcp " + (cmd or "") in r.stdout, r.stdout
+    assert all(f"\n  {v} " in r.stdout for v in ENV_VARS), [v for v in ENV_VARS if f"\n  {v} " not in r.stdout]
+
+@pytest.mark.parametrize("argv,option", [
+    (["query", "x", "--top-k", "abc"], "--top-k"), (["query", "x", "--top-k", "0"], "--top-k"), (["query", "x", "--weight", "2"], "--weight"),
+    (["query", "x", "--weight", "nan"], "--weight"), (["read-neighbors", "--chunk-index", "x"], "--chunk-index"),
+    (["read-neighbors", "--chunk-index", "1", "--before", "-1"], "--before"), (["read-neighbors", "--chunk-index", "1", "--after", "51"], "--after"),
+    (["eval", "d", "--weights", "0,5"], "--weights"), (["eval", "d", "--limit-queries", "0"], "--limit-queries")])
+def test_bad_values_are_usage_errors(argv, option, tmp_path):
+    r = cli(*argv, cwd=tmp_path, env=dict(os.environ))
+    assert r.returncode == 2 and r.stderr.startswith("usage: minirag-mcp") and f"argument {option}:" in r.stderr and r.stdout == ""
+    assert "Traceback" not in r.stderr
+    r = cli(*argv, "--json", cwd=tmp_path, env=dict(os.environ))
+    e = json.loads(r.stdout)
+    assert r.returncode == 2 and e["type"] == "UsageError" and f"argument {option}:" in e["error"]
+
+# ---- errors: one line on stderr and, with --json, a JSON object on stdout ----------------------------------
+
+def test_unexpected_error_prints_one_line_and_json(corpus, tmp_path):
+    root, env = corpus
+    (tmp_path/"sitecustomize.py").write_text(   # a fault in the library the CLI cannot foresee
+        "import minirag.api\n"
+        "def _boom(self, *a, **k): raise RuntimeError('forced failure for the test')\n"
+        "minirag.api.Index.list_files = _boom\n")
+    env = dict(env, PYTHONPATH=str(tmp_path))
+    want = "unexpected RuntimeError: forced failure for the test (set MINIRAG_DEBUG=1 for details)"
+    r = cli("list", cwd=root, env=env)
+    assert r.returncode == 1 and r.stdout == "" and r.stderr == f"error: {want}\n"
+    r = cli("list", "--json", cwd=root, env=env)
+    assert r.returncode == 1 and r.stderr == f"error: {want}\n"
+    assert json.loads(r.stdout) == {"error": want, "type": "RuntimeError"}
+
+def test_minirag_error_with_json_is_json(corpus):
+    root, env = corpus
+    r = cli("read", "a/nothere.md", "--json", cwd=root, env=env)
+    assert r.returncode == 1 and r.stderr.startswith("error: ") and len(r.stderr.splitlines()) == 1
+    e = json.loads(r.stdout)
+    assert e["type"] == "MiniragError" and e["error"] == r.stderr[len("error: "):].rstrip("\n") and "nothere.md" in e["error"]
+
+# ---- R-L1: --json carries the fields of the MCP tool (the library call both adapt) ---------------------------
+
+def test_json_is_the_library_result(corpus):
+    from minirag.api import Index
+    root, env = corpus
+    got = {c: json.loads(cli(*a, "--json", cwd=root, env=env).stdout) for c, a in
+           [("status", ["status"]), ("query", ["query", "zebra stripes", "--top-k", "3"]), ("list", ["list"])]}
+    ix = Index.open(env=env)
+    try: want = dict(status=ix.status(), query=ix.query("zebra stripes", 3), list=ix.list_files())
+    finally: ix.close()
+    want = json.loads(json.dumps(want, default=str))
+    assert set(got["status"]) == set(want["status"])
+    assert got["list"] == want["list"]
+    # scores/distances are floats from two processes: equal up to float noise, everything else exactly
+    def plain(r): return [{k: v for k, v in h.items() if k not in ("score", "distance")} for h in r["results"]]
+    assert plain(got["query"]) == plain(want["query"])
+    assert {k: v for k, v in got["query"].items() if k != "results"} == {k: v for k, v in want["query"].items() if k != "results"}
+    for g, w in zip(got["query"]["results"], want["query"]["results"]):
+        assert g["score"] == pytest.approx(w["score"], abs=1e-5)
+        assert (g["distance"] is None) == (w["distance"] is None)
+        if g["distance"] is not None: assert g["distance"] == pytest.approx(w["distance"], abs=1e-5)
+
+# ---- demo: nothing left behind --------------------------------------------------------------------
+
+def test_demo_leaves_no_temp_folder(tmp_path, model_dir):
+    tmp = tmp_path/"tmp"; tmp.mkdir()
+    env = dict({k: v for k, v in os.environ.items() if k not in ENV_VARS}, TMPDIR=str(tmp))
+    r = cli("demo", "--cache-dir", str(model_dir.parent), cwd=tmp_path, env=env)
+    assert r.returncode == 0 and "\n1. " in r.stdout, (r.stdout, r.stderr)
+    # (fastembed's empty `fastembed_cache` and onnxruntime's `.ses` are theirs, created by any model load)
+    assert [p.name for p in tmp.iterdir() if p.name not in ("fastembed_cache", ".ses")] == []

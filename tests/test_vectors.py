@@ -1,0 +1,74 @@
+"The per-process vector matrix (issue 16): compact above a size, exact for scopes, refreshed in place after writes."
+import numpy as np, pytest
+from minirag.store import Store, SourceRecord, replace_source, delete_source, rename_source
+import minirag.vectors as V
+
+DIM = 384
+
+def _add(store, rng, name, n):
+    v = rng.standard_normal((n, DIM)).astype(np.float32) + 0.3   # an offset, as real embeddings share a mean direction
+    v /= np.linalg.norm(v, axis=1, keepdims=True)
+    rows = [dict(chunk_index=i, parent_id=str(i // 4), text=f"chunk {i} of {name}", prefix_len=0, section_head="", kind="text",
+                 tokens=3, scheme=1) for i in range(n)]
+    replace_source(store, SourceRecord(f"/docs/{name}"), rows, v, "test-model")
+
+@pytest.fixture()
+def store(tmp_path):
+    s, rng = Store(tmp_path/"index.duckdb"), np.random.default_rng(7)
+    for i in range(40): _add(s, rng, f"{'a' if i < 4 else 'b'}/doc{i:02d}.md", 30)
+    yield s
+    s.close()
+
+def _exact(con, q, k, prefix=None, c=0.0):
+    "Ground truth from DuckDB itself: array_cosine_distance, blended with the source's first chunk, ties by id."
+    w = "WHERE starts_with(source, ?)" if prefix else ""
+    sql = f"""WITH d AS (SELECT id, source, chunk_index, array_cosine_distance(emb, ?::FLOAT[{DIM}]) AS d FROM chunks {w}),
+              h AS (SELECT source, arg_min(d, chunk_index) AS hd FROM d GROUP BY source)
+              SELECT id FROM d JOIN h USING (source) ORDER BY (1 - {c}) * d + {c} * hd, id LIMIT {k}"""
+    return [r[0] for r in con.execute(sql, [q.tolist()] + ([prefix] if prefix else [])).fetchall()]
+
+def _queries(n=8):
+    q = np.random.default_rng(3).standard_normal((n, DIM)).astype(np.float32) + 0.3
+    return q / np.linalg.norm(q, axis=1, keepdims=True)
+
+def test_compact_matrix_is_exact_for_scopes_and_small_in_memory(store):
+    with store.session() as con:
+        vm = V.vectors(con, "compact", compact_above=0)
+        assert vm.compact and vm.n == 1200
+        for q in _queries():
+            for c in (0.0, 0.3):
+                assert [i for i, _ in vm.search(q, 10, ["/docs/a"], c)] == _exact(con, q, 10, "/docs/a/", c)
+                assert [i for i, _ in vm.search(q, 10, None, c)] == _exact(con, q, 10, None, c)   # 1,200 rows: all are candidates
+    per_row = (vm.q8[:vm.n].nbytes + vm.scale[:vm.n].nbytes + vm.bits[:, :vm.n].nbytes) / vm.n
+    assert per_row <= DIM + 64, per_row   # float32 would be 4 × 384 = 1,536 bytes a row
+
+def test_writes_refresh_the_matrix_in_place(store, tmp_path):
+    rng = np.random.default_rng(11)
+    for compact in (False, True):
+        key = f"refresh-{compact}"
+        with store.session() as con: vm = V.vectors(con, key, compact_above=0 if compact else 10**9)
+        _add(store, rng, "a/doc01.md", 12)   # re-ingest: fewer chunks, new vectors
+        _add(store, rng, "c/new.md", 7)
+        delete_source(store, "/docs/b/doc30.md")
+        rename_source(store, "/docs/b/doc31.md", "/docs/d/doc31.md", "/docs")
+        with store.session() as con:
+            assert V.vectors(con, key) is vm   # followed the writes without a full reload
+            assert int(vm.alive[:vm.n].sum()) == con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            for q in _queries(4):
+                assert [i for i, _ in vm.search(q, 10, None, 0.3)] == _exact(con, q, 10, None, 0.3)
+                assert [i for i, _ in vm.search(q, 10, ["/docs/d"])] == _exact(con, q, 10, "/docs/d/")
+                assert [i for i, _ in vm.search(q, 5, ["/docs/c/new.md"])] == _exact(con, q, 5, "/docs/c/new.md")
+            assert vm.search(q, 5, ["/docs/b/doc30.md"]) == []
+
+def test_one_question_processes_scan_in_duckdb(store, monkeypatch):
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
+    q = _queries(1)[0]
+    with store.session() as con:
+        raw = {}
+        got = V.nearest(con, "one-shot", q, 10, ["/docs/a"], 0.3, raw)
+        assert "one-shot" not in V._cache
+        assert [i for i, _ in got] == _exact(con, q, 10, "/docs/a/", 0.3)
+        own = dict(con.execute(f"SELECT id, array_cosine_distance(emb, ?::FLOAT[{DIM}]) FROM chunks", [q.tolist()]).fetchall())
+        assert all(abs(raw[i] - own[i]) < 1e-6 for i, _ in got)
+        V.nearest(con, "one-shot", q, 10)   # a second question: now the process keeps a matrix
+        assert "one-shot" in V._cache

@@ -1,0 +1,106 @@
+"""Build the held-out BEIR-format evaluation sets in bench/eval_sets/ from public Debian material.
+
+    python tools/build_eval_sets.py [--out bench/eval_sets] [--shared ../shared/eval] [--docs 200]
+
+These sets are never used to choose a constant (search.DOC_CONTEXT, search.DOC_BM25, fusion constants): they exist
+to check on data nobody tuned on that hybrid stays at least as good as its better side (SPEC R-Q11).
+
+- `mandesc-de`, `mandesc-fr`: German / French manual pages (Debian packages `manpages-de`, `manpages-fr`, GPL;
+  fetched with `apt-get download`, rendered with `man`). Query = the page's NAME description (the text after
+  "name - "); document = the page without its NAME section, first `MAX_DOC_CHARS` characters.
+  The packaged English model does not know these languages: the vector side carries little signal.
+- `debfaq-ruen`: cross-language — the Russian questions of `debfaq-ru` against the English answers of `debfaq-en`
+  (both from the shared evaluation folder, Debian FAQ, DFSG-free), same judgements.
+
+Deterministic: pages are picked by a hash of their file name, so a rebuild gives the same files.
+"""
+import argparse, gzip, hashlib, json, os, re, shutil, subprocess, sys, tempfile
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+MAX_DOC_CHARS = 1500
+NAME_HEADS = {"de": ("BEZEICHNUNG", "NAME"), "fr": ("NOM", "NAME")}
+
+def render(page: Path) -> str:
+    "A man page as plain text: no hyphenation, no justification, very wide lines (one paragraph per line)."
+    env = dict(os.environ, MANWIDTH="1000", LC_ALL="C.UTF-8", MAN_KEEP_FORMATTING="0")
+    r = subprocess.run(["man", "--nh", "--nj", "-E", "UTF-8", "-l", str(page)], capture_output=True, env=env, timeout=60)
+    return re.sub(r".\x08", "", r.stdout.decode("utf-8", "replace"))
+
+def split_page(text: str, lang: str):
+    "(description, body) of a rendered page, or None when it has no usable NAME line."
+    lines = text.splitlines()
+    heads = [i for i, l in enumerate(lines) if l and not l[0].isspace() and l.strip() == l.strip().upper() and len(l.strip()) > 2]
+    name = next((i for i in heads if lines[i].strip() in NAME_HEADS[lang]), None)
+    if name is None: return None
+    nxt = next((i for i in heads if i > name), len(lines))
+    desc_line = " ".join(l.strip() for l in lines[name + 1:nxt] if l.strip())
+    m = re.search(r"\s[-–—]\s+(.+)$", desc_line)
+    if not m or len(m.group(1).split()) < 3: return None
+    body = [l.strip() for i, l in enumerate(lines) if i not in range(name, nxt) and i != 0 and i != len(lines) - 1]
+    body = re.sub(r"\n{3,}", "\n\n", "\n".join(body)).strip()
+    return m.group(1).strip(), body[:MAX_DOC_CHARS].rsplit(" ", 1)[0]
+
+def write_set(out: Path, name: str, corpus: list, queries: list, qrels: list, meta: dict):
+    d = out/name
+    if d.exists(): shutil.rmtree(d)
+    (d/"qrels").mkdir(parents=True)
+    with open(d/"corpus.jsonl", "w", encoding="utf-8") as f:
+        for r in corpus: f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    with open(d/"queries.jsonl", "w", encoding="utf-8") as f:
+        for r in queries: f.write(json.dumps(r, ensure_ascii=False) + "\n")
+    with open(d/"qrels"/"test.tsv", "w", encoding="utf-8") as f:
+        f.write("query-id\tcorpus-id\tscore\n")
+        for q, c in qrels: f.write(f"{q}\t{c}\t1\n")
+    (d/"meta.json").write_text(json.dumps(dict(meta, docs=len(corpus), queries=len(queries)), indent=1, ensure_ascii=False) + "\n")
+    print(f"{name}: {len(corpus)} docs, {len(queries)} queries", file=sys.stderr)
+
+def manpage_set(out: Path, lang: str, n_docs: int, work: Path):
+    pkg = f"manpages-{lang}"
+    subprocess.run(["apt-get", "download", pkg], cwd=work, check=True, capture_output=True, timeout=300)
+    deb = next(work.glob(f"{pkg}_*.deb"))
+    x = work/f"x-{lang}"
+    subprocess.run(["dpkg-deb", "-x", str(deb), str(x)], check=True)
+    pages = sorted((x/"usr/share/man"/lang).glob("man[1-8]/*.gz"), key=lambda p: hashlib.sha1(p.name.encode()).hexdigest())
+    corpus, queries, qrels, seen = [], [], [], set()
+    for p in pages:
+        if len(corpus) >= n_docs: break
+        got = split_page(render(p), lang)
+        if not got: continue
+        desc, body = got
+        if desc.lower() in seen or len(body) < 200: continue
+        seen.add(desc.lower())
+        did = p.name[:-3]
+        corpus.append(dict(_id=did, title="", text=body))
+        queries.append(dict(_id=f"q-{did}", text=desc))
+        qrels.append((f"q-{did}", did))
+    write_set(out, f"mandesc-{lang}", corpus, queries, qrels,
+              dict(lang=lang, source=f"Debian package {deb.name} (GPL)", task="man page NAME description -> the page (NAME section removed)",
+                   tuning="held out: never used to choose a constant"))
+
+def cross_language_set(out: Path, shared: Path):
+    en, ru = shared/"debfaq-en", shared/"debfaq-ru"
+    corpus = [json.loads(l) for l in open(en/"corpus.jsonl", encoding="utf-8") if l.strip()]
+    queries = [json.loads(l) for l in open(ru/"queries.jsonl", encoding="utf-8") if l.strip()]
+    ids = {r["_id"] for r in corpus}
+    qrels = [tuple(l.rstrip("\n").split("\t")[:2]) for l in open(ru/"qrels"/"test.tsv", encoding="utf-8")][1:]
+    qrels = [(q, c) for q, c in qrels if c in ids]
+    qs = {q for q, _ in qrels}
+    write_set(out, "debfaq-ruen", corpus, [q for q in queries if q["_id"] in qs], qrels,
+              dict(lang="ru->en", source="shared debfaq-ru questions + debfaq-en answers (Debian FAQ, DFSG-free)",
+                   task="Russian FAQ question -> English answer", tuning="held out: never used to choose a constant"))
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", default=str(REPO/"bench"/"eval_sets"))
+    ap.add_argument("--shared", default=str(REPO.parent/"shared"/"eval"), help="the shared evaluation folder (for debfaq-ruen)")
+    ap.add_argument("--docs", type=int, default=200, help="documents per man-page set")
+    ap.add_argument("--langs", default="de,fr")
+    a = ap.parse_args(argv)
+    out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as t:
+        for lang in a.langs.split(","): manpage_set(out, lang, a.docs, Path(t))
+    if (Path(a.shared)/"debfaq-ru").is_dir(): cross_language_set(out, Path(a.shared))
+    return 0
+
+if __name__ == "__main__": sys.exit(main())
