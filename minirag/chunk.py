@@ -17,7 +17,7 @@ from typing import Callable
 from .config import MiniragError
 
 # %% ../nbs/03_chunk.ipynb #33d32eee
-SCHEME_VERSION = 1  # bump whenever chunk boundaries or texts change (R-C9)
+SCHEME_VERSION = 2  # bump whenever chunk boundaries or texts change, conversion included (R-C9); 2: PDF text layer, sheets, HTML main content
 SECTION_CAP = 4000  # characters in a section returned to a caller (R-C5)
 CODE_BUDGETS = 4  # a closed code fence stays atomic up to this many budgets (R-C7)
 CODE_SPLIT_MARK = "[code block split to fit the token budget]"

@@ -46,7 +46,7 @@ ENVIRONMENT = f"""environment (a flag overrides its variable):
                               (default: {DEFAULT_MODEL})
   MAX_FILE_SIZE               largest file ingested, in bytes (default: 104857600)
   CHUNK_TOKEN_BUDGET          tokens per chunk, {BUDGET_RANGE[0]}..{BUDGET_RANGE[1]} (default: 110)
-  RAG_HYBRID_WEIGHT           0.0 keywords only .. 1.0 vectors only (default: 0.6)
+  RAG_HYBRID_WEIGHT           keyword share: 0.0 vectors only .. 1.0 keywords only (default: 0.6)
   RAG_GROUPING                similar | related (default: unset, every hit)
   RAG_FUSION                  adaptive | rrf (default: adaptive)
   RAG_MAX_DISTANCE            drop hits farther than this cosine distance
@@ -56,13 +56,14 @@ ENVIRONMENT = f"""environment (a flag overrides its variable):
   RAG_INSTRUCTIONS_APPEND     a paragraph appended to the MCP server instructions
   ALLOW_PRIVATE_URLS          1/true/yes/on lets ingest-url fetch private addresses (default: off)
   MINIRAG_LOCK_WAIT           seconds to wait while another process writes the index (default: 15)
+  MINIRAG_WARM_UP             0 stops the MCP server loading the model and vectors in the background at start (default: 1)
   MINIRAG_DEBUG               1 shows the stack trace of an unexpected error"""
 
 EXAMPLES = {
     None: """minirag-mcp demo                                   # index the bundled samples, run a query
   minirag-mcp sync --base-dir ~/notes                # index a folder (and keep it in step later)
   minirag-mcp query "connection refused" --top-k 3   # hybrid search
-  minirag-mcp query "ERR_42" --weight 0 --json       # keywords only, machine-readable
+  minirag-mcp query "ERR_42" --weight 1 --json       # keywords only, machine-readable
   minirag-mcp list | head                            # what is indexed
   minirag-mcp                                        # no command: serve MCP on stdio""",
     "ingest": """minirag-mcp ingest notes                 # a folder, recursively (relative to here)
@@ -71,7 +72,7 @@ EXAMPLES = {
     "sync": """minirag-mcp sync                          # every root
   minirag-mcp sync notes/2026 --json        # one folder, counts as JSON""",
     "query": """minirag-mcp query "how do I rotate the keys?"
-  minirag-mcp query "E-1042" --weight 0                       # keywords only
+  minirag-mcp query "E-1042" --weight 1                       # keywords only
   minirag-mcp query "budget" --scope finance --scope legal    # several scopes: union
   minirag-mcp query "budget" --json | jq '.results[0].source'""",
     "read-neighbors": """minirag-mcp read-neighbors --file-path notes/a.md --chunk-index 4 --before 1 --after 1""",
@@ -132,7 +133,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("query", type=str, help="a question, keywords or an exact identifier")
     s.add_argument("--top-k", type=whole(1, 100), default=8, metavar="N", help="hits to return, 1..100 (default: 8)")
     s.add_argument("--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP)
-    s.add_argument("--weight", type=fraction, metavar="W", help="0.0 keywords only .. 1.0 vectors only (default: RAG_HYBRID_WEIGHT)")
+    s.add_argument("--weight", type=fraction, metavar="W", help="keyword share: 0.0 vectors only .. 1.0 keywords only (default: RAG_HYBRID_WEIGHT)")
     s = cmd("read-neighbors", "the chunks around one chunk")
     s.add_argument("--file-path", type=str, metavar="PATH", help="the file of the hit")
     s.add_argument("--source", type=str, metavar="ID", help="the source id of the hit (data or URL items)")
