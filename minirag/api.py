@@ -265,9 +265,10 @@ def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None
             warnings += [f"{d}: cannot list folder ({why})" for d, why in res.unlistable]
         elif real.exists(): todo.append((real, root, None))
         else: warnings.append(f"{real}: no such file or folder")
-    done, fails = ingest_files(ix.engine, todo, progress)
+    notes = []
+    done, fails = ingest_files(ix.engine, todo, progress, notes=notes)
     warnings += fails
-    return dict(ingested=len(done), failed=len(warnings), warnings=warnings, files=[d["source"] for d in done])
+    return dict(ingested=len(done), failed=len(warnings), warnings=warnings + notes, files=[d["source"] for d in done])
 
 # %% ../nbs/10_api.ipynb #a9bdd64d
 from . import sync as _syncmod

@@ -139,8 +139,11 @@ def pdf_to_markdown(path: Path, # a local PDF
     if todo and ocr.ocr_available() and cfg.ocr_min_chars > 0:
         try: text, engine = _ocr_pages(path, todo, len(pages), cfg)
         except MiniragError as e:
-            if body: raise MiniragError(f"{path}: OCR of its scanned pages failed ({e})") from None
-            raise MiniragError(f"{path}: could not read the PDF (corrupt, or not a PDF): {e}") from None
+            # pages with a text layer are never lost because a few others could not be recognised
+            if not re.search(r"\w", body + "".join(short.values())):
+                raise MiniragError(f"{path}: it has no text layer and OCR of its pages failed ({e})") from None
+            warnings.append(f"pages {_page_list([i + 1 for i in todo])} could not be OCRed and were skipped: {e}")
+            text, engine = "", ""
         if short and not body: body = "\n\n".join(short.values())
         if text.strip(): body = (body.rstrip() + "\n\n" + text.strip()).strip()
         else: engine = ""

@@ -177,6 +177,7 @@ def prepare_file(eng: Engine, p: Path, root: Path, known_hash: str | None = None
     except OSError as e: raise MiniragError(f"{p}: cannot read the file ({e.strerror or e})")
     if facts is not None: facts.update(hash=h, size=st.st_size, mtime=st.st_mtime)
     conv = convert_file(p, cfg)
+    if facts is not None: facts["notes"] = [f"{p}: {w}" for w in conv.warnings]   # library warnings, skipped pages: told once, against this file
     title = file_title(conv.meta_title, conv.markdown, p)
     category, rows = prepare_chunks(conv.markdown, title, eng.counter, cfg.chunk_token_budget)
     if not rows: raise MiniragError(f"{p}: no text to index (0 chunks); the previous version, if any, is kept")
@@ -200,8 +201,10 @@ def model_ready(eng: Engine):
     except MiniragError as e: raise FatalError(str(e)) from None
     except Exception as e: raise FatalError(f"the embedding model {eng.cfg.model_name!r} cannot be loaded: {_short_err(e)}") from None
 
-def ingest_files(eng: Engine, items, progress=None, done0: int = 0, total: int | None = None, context: str | None = None) -> tuple[list[dict], list[str]]:
-    "Ingest (path, root, known hash) items, each path once, with batched embedding and short writes; returns (ingested, warnings)."
+def ingest_files(eng: Engine, items, progress=None, done0: int = 0, total: int | None = None, context: str | None = None,
+                 notes: list | None = None, # receives what conversion said about files that did ingest (not failures)
+                ) -> tuple[list[dict], list[str]]:
+    "Ingest (path, root, known hash) items, each path once, with batched embedding and short writes; returns (ingested, failures)."
     seen, uniq = set(), []
     for it in items:
         if str(it[0]) not in seen: seen.add(str(it[0])); uniq.append(it)
@@ -254,6 +257,7 @@ def ingest_files(eng: Engine, items, progress=None, done0: int = 0, total: int |
                 try:
                     rec, rows = prepare_file(eng, Path(p), Path(root), h, facts)
                     batch.append((rec, rows)); nchunks += len(rows)
+                    if notes is not None: notes += facts.get("notes", [])
                 except FATAL_ERRORS: raise
                 except Exception as e:
                     warnings.append(_short_err(e))
@@ -324,6 +328,7 @@ def sync(eng: Engine, path=None, progress=None, must_be_absolute: bool = False, 
         todo, remembered = _remembered(eng.store, failed, plan, scope, context)
         _pause("scanned")
         failures = plan.failures + remembered
+        notes = []   # what conversion said about files that did ingest (library warnings, skipped pages)
         total = len(plan.moves) + len(plan.delete) + len(todo)
         done = 0
         if plan.touch: _touch(eng.store, plan.touch)
@@ -335,7 +340,7 @@ def sync(eng: Engine, path=None, progress=None, must_be_absolute: bool = False, 
                 for s in plan.delete:
                     if progress: progress(done, total, s)
                     delete_source(eng.store, s); done += 1
-        ingested, fails = ingest_files(eng, todo, progress, done, total, context)
+        ingested, fails = ingest_files(eng, todo, progress, done, total, context, notes)
         failures += fails
         if progress: progress(total, total, "")
         if ingested or plan.moves or plan.delete:
@@ -344,7 +349,7 @@ def sync(eng: Engine, path=None, progress=None, must_be_absolute: bool = False, 
                 cluster_postings(eng.store)
                 con.execute("CHECKPOINT")
     return dict(ingested=len(ingested), skipped=plan.skipped, moved=len(plan.moves), deleted=len(plan.delete),
-                failed=len(failures), unreadable=len(plan.unreadable), warnings=([lock.warning] if lock.warning else []) + failures,
+                failed=len(failures), unreadable=len(plan.unreadable), warnings=([lock.warning] if lock.warning else []) + failures + notes,
                 scope=str(scope) if scope else None, seconds=round(time.monotonic() - t0, 3))
 
 # %% ../nbs/07b_sync.ipynb #e6011307

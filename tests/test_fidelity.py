@@ -66,6 +66,18 @@ def test_pdf_falls_back_to_pdfminer_when_pdfium_cannot_open(monkeypatch, cfg, tm
     assert how == "pdfminer" and len(pages) == 2
     assert "Debian" in convert_file(src, cfg).markdown
 
+def test_pages_that_cannot_be_ocred_do_not_lose_the_text_pages(monkeypatch, cfg):
+    "A text PDF with a few blank pages, on a machine where OCR cannot run (no tesseract, no model download):"
+    "the text pages are kept and the skipped pages are a warning, not a failed file (seen on a bare machine)."
+    from minirag import ocr, pdf
+    monkeypatch.setattr(ocr, "ocr_available", lambda: True)
+    def no_engine(*a, **k): raise MiniragError("could not download the OCR model file x.onnx")
+    monkeypatch.setattr(pdf, "_ocr_pages", no_engine)
+    doc = pdf.pdf_to_markdown(DATA/"debian-faq.en.pdf", cfg)
+    assert "Permission is granted to make and distribute verbatim copies" in " ".join(doc.markdown.split())
+    assert doc.ocr_engine == "" and len(doc.warnings) == 1
+    assert re.match(r"pages [\d, –-]+ could not be OCRed and were skipped: could not download", doc.warnings[0])
+
 def test_unreadable_pdf_names_both_extractors(cfg, tmp_path):
     p = tmp_path/"broken.pdf"; p.write_bytes(b"%PDF-1.4\n1 0 obj <<>> garbage")
     with pytest.raises(MiniragError, match=r"broken\.pdf: could not read the PDF .*pdfium.*pdfminer"):
@@ -284,11 +296,28 @@ def test_cli_finds_the_exact_sentence_that_used_to_be_glued(tmp_path, model_dir)
     listed = subprocess.run([CLI, "list", "--json"], capture_output=True, text=True, cwd=root, env=env, timeout=300)
     assert "The Debian GNU/Linux FAQ" in listed.stdout                          # the PDF's metadata title
     sentence = "Permission is granted to make and distribute verbatim copies of this document"
-    q = subprocess.run([CLI, "query", sentence, "--weight", "0", "--top-k", "3", "--json"], capture_output=True, text=True,
+    q = subprocess.run([CLI, "query", sentence, "--weight", "1", "--top-k", "3", "--json"], capture_output=True, text=True,
                        cwd=root, env=env, timeout=300)
     assert q.returncode == 0, q.stderr
     hits = json.loads(q.stdout)["results"]
     assert any(sentence in flat(h["text"]) for h in hits), [h["text"][:200] for h in hits]
+
+def test_cli_sync_keeps_text_pages_and_warns_when_ocr_cannot_run(tmp_path, model_dir):
+    "A text PDF with blank pages, OCR configured but unable to run: `sync` indexes the text and says once, on stderr, against the file."
+    import shutil
+    root = Path(os.path.realpath(tmp_path))/"docs"; root.mkdir()
+    shutil.copyfile(DATA/"debian-faq.en.pdf", root/"debian-faq.en.pdf")
+    env = {k: v for k, v in os.environ.items() if k not in ENV_DROP}
+    dead = "http://127.0.0.1:9"   # the OCR model download fails at once
+    env.update(BASE_DIR=str(root), DB_PATH=str(tmp_path/"idx"), MODEL_NAME=str(model_dir), CACHE_DIR=str(tmp_path/"cache"),
+               RAG_OCR_LANG="rapidocr:cyrillic", https_proxy=dead, HTTPS_PROXY=dead, http_proxy=dead, HTTP_PROXY=dead, no_proxy="", NO_PROXY="")
+    shutil.copytree(model_dir, tmp_path/"cache"/model_dir.name)
+    env["MODEL_NAME"] = str(tmp_path/"cache"/model_dir.name)
+    r = subprocess.run([CLI, "sync", "--json", "-q"], capture_output=True, text=True, cwd=root, env=env, timeout=900)
+    counts = json.loads(r.stdout)
+    assert r.returncode == 0 and (counts["ingested"], counts["failed"]) == (1, 0), (r.stdout, r.stderr)
+    warns = [l for l in r.stderr.splitlines() if l.startswith("warn:")]
+    assert len(warns) == 1 and "debian-faq.en.pdf: pages" in warns[0] and "could not be OCRed" in warns[0], r.stderr
 
 def test_wide_numeric_csv_is_not_junk(cfg, tmp_path):
     "A CSV row of 400 numbers has no space in 2,000 characters, yet it is data, not junk."
