@@ -60,7 +60,7 @@ def build(db_dir: Path, n: int, model: Path, texts: list[str], base: np.ndarray,
     "Write an index of `n` chunks with bulk Arrow inserts: chunks, sources and postings clustered by term."
     from minirag.embed import Embedder
     from minirag.keywords import raw_terms, STEM_SQL
-    from minirag.store import Store, ensure_model, set_meta, connect
+    from minirag.store import Store, ensure_model, ensure_lookups, set_meta, connect
     t0 = time.perf_counter()
     if db_dir.exists(): shutil.rmtree(db_dir)
     emb = Embedder(str(model), db_dir.parent/"models")
@@ -129,6 +129,7 @@ def build(db_dir: Path, n: int, model: Path, texts: list[str], base: np.ndarray,
             if pending > 4_000_000: flush(); pending = 0
         flush()
         set_meta(c, generation=1, postings_clustered=rows)
+    with store.session() as c: ensure_lookups(c)   # as the end of a sync builds them
     store.close()
     return dict(chunks=n, sources=n_src, postings=rows, build_s=round(time.perf_counter() - t0, 1), load=round(load(), 2))
 

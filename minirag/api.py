@@ -111,7 +111,7 @@ def _query(self, query: str, top_k: int = 8, scope: str | list[str] | None = Non
     if isinstance(weight, bool) or w is None or not 0 <= w <= 1: raise MiniragError(f"weight={str(weight)[:40]} must be a number within 0.0..1.0")
     bases = scope_bases(scope)
     emb = self.engine.embedder
-    if w < 1: preload()   # the query is embedded in a worker thread: no first-time imports there (issue 18)
+    if w < 1: preload(query_only=True)   # the query is embedded in a worker thread: no first-time imports there (issue 18)
     run = lambda: hybrid_query(self.store, emb.embed_query, query, top_k, bases, w, cfg.grouping, cfg.max_distance, cfg.max_files, rebuild_section, cfg.fusion)
     if not self.store.exists(): return dict(run(), warnings=_scope_warnings(None, bases, cfg.roots))
     with self.store.session() as con:   # one connection for the check and the query
@@ -238,7 +238,7 @@ def _warm(self, stop=lambda: False) -> list[str]:
     cfg = self.cfg.check()
     emb, done = self.engine.embedder, []
     model = cfg.hybrid_weight < 1 and _model_on_disk(emb)
-    steps = [("imports", preload)]
+    steps = [("imports", lambda: preload(query_only=True))]
     if model: steps += [("model", emb._load), ("inference", lambda: emb.embed_query("warm-up"))]   # an ONNX session's first run is the slow one
     if self.store.exists():   # never creates the index: a fresh install stays untouched
         steps.append(("index", lambda: self.query("warm-up", 1, weight=None if model else 1.0)))

@@ -13,8 +13,8 @@ import numpy as np
 from .config import MiniragError
 
 # %% auto #0
-__all__ = ['PACKAGED_MODEL', 'PRELOAD_MODULES', 'packaged_model_files', 'packaged_model_dir', 'local_model_info', 'Embedder',
-           'preload']
+__all__ = ['PACKAGED_MODEL', 'PRELOAD_MODULES', 'WRITE_MODULES', 'packaged_model_files', 'packaged_model_dir', 'local_model_info',
+           'Embedder', 'preload']
 
 # %% ../nbs/04_embed.ipynb #d3e9fa52
 PACKAGED_MODEL = "all-MiniLM-L6-v2-int8"
@@ -157,25 +157,27 @@ class Embedder:
     def embed_query(self, text: str) -> np.ndarray: return self.embed([text])[0]
 
 # %% ../nbs/04_embed.ipynb #b0a7e102
-_preloaded = False
+_preloaded: set = set()   # "query", "write": what this process has imported already
 _preload_lock = threading.Lock()
-PRELOAD_MODULES = ("numpy", "pyarrow", "duckdb", "duckdb_extension_fts", "pandas", "loguru", "onnxruntime", "tokenizers", "fastembed")
+PRELOAD_MODULES = ("numpy", "pyarrow", "duckdb", "duckdb_extension_fts", "loguru", "onnxruntime", "tokenizers", "fastembed")
+WRITE_MODULES = ("pandas",)   # DuckDB's register imports pandas to check what it was given: only writes register tables
 
-def preload():
-    "Do the first-time imports of the query/ingest stack in this thread (once per process), before worker threads start."
-    global _preloaded
-    if _preloaded: return
+def preload(query_only: bool = False):
+    "Do the first-time imports of the query (or query and ingest) stack in this thread, once per process, before worker threads start."
+    want = {"query"} if query_only else {"query", "write"}
+    if want <= _preloaded: return
     with _preload_lock:
-        if _preloaded: return
+        if want <= _preloaded: return
         import importlib, sysconfig
         sysconfig.get_config_vars()   # fill the lazily built dict before any other thread formats a path with it
-        for m in PRELOAD_MODULES:
+        for m in PRELOAD_MODULES + (() if query_only else WRITE_MODULES):
             try: importlib.import_module(m)
             except Exception: pass   # optional (pandas), or a broken install reported later where it is used, with a clear message
-        try:   # DuckDB's first scan of an Arrow table imports pyarrow.dataset & co. lazily: do it here, in memory
-            import duckdb, pyarrow
-            con = duckdb.connect()
-            con.register("_t", pyarrow.table({"a": [1]})); con.execute("SELECT a FROM _t").arrow(); con.close()
-        except Exception: pass
+        if not query_only:
+            try:   # DuckDB's first scan of an Arrow table imports pyarrow.dataset & co. lazily: do it here, in memory
+                import duckdb, pyarrow
+                con = duckdb.connect()
+                con.register("_t", pyarrow.table({"a": [1]})); con.execute("SELECT a FROM _t").arrow(); con.close()
+            except Exception: pass
         _quiet_fastembed()
-        _preloaded = True
+        _preloaded.update(want)

@@ -14,6 +14,7 @@ from .config import MiniragError, MAX_TOP_K
 from .keywords import raw_terms, query_words, STEM_SQL
 from .security import scope_condition
 from .store import Store, get_meta, has_chunks_table, CHUNK_FIELDS
+from .bm25 import held_keyword_search
 
 # %% auto #0
 __all__ = ['MAX_QUERY_CHARS', 'DOC_CONTEXT', 'K1', 'B', 'DOC_BM25', 'RRF_K', 'COS_SCALE', 'FUSIONS', 'INFO_RANK', 'VEC_SPREAD',
@@ -41,21 +42,24 @@ K1, B = 1.2, 0.75
 def query_terms(con, query: str) -> list[str]:
     "Distinct stemmed terms of a query."
     raw = query_words(query)
-    if not raw: return []
-    con.register("_qterms", __import__("pyarrow").table({"term": [t for t, _ in raw], "lang": [l for _, l in raw]}))
-    try: return [r[0] for r in con.execute(f"SELECT DISTINCT {STEM_SQL} FROM _qterms").fetchall()]
-    finally: con.unregister("_qterms")
+    if not raw: return []   # lists as parameters, not a registered table: registering imports pandas (0.3 s in a CLI call)
+    sql = f"SELECT DISTINCT {STEM_SQL} FROM (SELECT unnest(?::VARCHAR[]) AS term, unnest(?::VARCHAR[]) AS lang)"
+    return [r[0] for r in con.execute(sql, [[t for t, _ in raw], [l for _, l in raw]]).fetchall()]
 
 DOC_BM25 = 4.0   # a chunk's BM25 is multiplied by 1 + DOC_BM25 × its document's BM25 / the best document's (tuned on the tuning half)
 
 def keyword_search(con, query: str, k: int, scope: str | None = None,
-                   doc_weight: float | None = None # None = DOC_BM25; 0 = chunk statistics only
+                   doc_weight: float | None = None, # None = DOC_BM25; 0 = chunk statistics only
+                   db_key: str | None = None # the index's key: a process holding its vectors scores in numpy (06b_bm25), same scores
                   ) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, score) pairs within `scope`: the chunk's BM25, raised by its document's BM25 (order within a document kept)."
     if not has_chunks_table(con): return []
     terms = query_terms(con, query)
     if not terms: return []
     g = DOC_BM25 if doc_weight is None else float(doc_weight)
+    if db_key is not None:
+        held = held_keyword_search(con, db_key, terms, k, scope_bases(scope), g, K1, B)
+        if held is not None: return held
     cond, ps = scope_condition(scope, "c.source")
     # document statistics: a document's term frequency is the sum over its chunks, its length its chunk count
     # (sources.chunk_count: no scan of the chunks table); short chunks alone miss terms said elsewhere in the document
@@ -235,7 +239,7 @@ def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: s
         if not has_chunks_table(con): return dict(query=query, results=[], parents={}, sources=[])
         # the query embedding (ONNX) and BM25 (DuckDB) both release the GIL: run them side by side
         fut = _query_pool.submit(embed_query, query) if weight < 1 else None
-        try: kw = keyword_search(con, query, window, scope) if weight > 0 else []
+        try: kw = keyword_search(con, query, window, scope, db_key=str(store.db_file)) if weight > 0 else []
         except BaseException:
             if fut: fut.cancel()
             raise
@@ -262,11 +266,12 @@ def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: s
             o = order.setdefault(c["source"], dict(source=c["source"], title=s.get("title", ""), hits=0,
                                                    displayPath=display_path(c["source"], s.get("kind", ""), s.get("root", ""))))
             o["hits"] += 1
-        if parents:   # every section of the result in one query (one query per section cost ~14 ms at 100k chunks)
-            keys = list(parents.values())
-            cur = con.execute("SELECT c.source, " + ", ".join(f"c.{f}" for f in CHUNK_FIELDS) + " FROM chunks c JOIN "
-                              "(SELECT unnest(?::VARCHAR[]) AS s, unnest(?::VARCHAR[]) AS p) k ON c.source = k.s AND c.parent_id = k.p "
-                              "ORDER BY c.source, c.chunk_index", [[s for s, _ in keys], [p for _, p in keys]])
+        if parents:   # every section of the result: ids by source, then rows by id — both on the lookup indexes (a join scanned the table: 50 ms at 100k)
+            want, srcs = set(parents.values()), sorted({s for s, _ in parents.values()})
+            ids = [i for i, s, p in con.execute(f"SELECT id, source, parent_id FROM chunks WHERE source IN ({', '.join('?' * len(srcs))})",
+                                                 srcs).fetchall() if (s, p) in want]
+            cur = con.execute("SELECT source, " + ", ".join(CHUNK_FIELDS) + " FROM chunks WHERE id IN (SELECT unnest(?::BIGINT[])) "
+                              "ORDER BY source, chunk_index", [ids])
             names = [d[0] for d in cur.description]
             by = {}
             for r in cur.fetchall():

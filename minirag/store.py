@@ -15,7 +15,8 @@ from .config import MiniragError, IndexBusyError
 from .keywords import raw_terms, STEM_SQL
 
 # %% auto #0
-__all__ = ['FORMAT_VERSION', 'CHUNK_FIELDS', 'extension_path', 'connect', 'has_source_key', 'migrate', 'IndexUnavailableError',
+__all__ = ['DUCKDB_MEMORY', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'extension_path', 'limit_memory', 'memory_limit', 'connect',
+           'ensure_lookups', 'lookups_present', 'drop_lookups', 'has_source_key', 'migrate', 'IndexUnavailableError',
            'file_lock', 'file_unlock', 'Store', 'get_meta', 'set_meta', 'has_chunks_table', 'ensure_model',
            'SourceRecord', 'replace_sources', 'replace_source', 'delete_source', 'cluster_postings', 'rename_source',
            'source_rows', 'chunk_rows', 'record_failures', 'failure_rows', 'forget_failures']
@@ -32,9 +33,24 @@ def extension_path(name: str) -> Path:
 # extensions come only from the installed wheels (extension_path), never from SQL: checking their signature cost ~130 ms per open
 _OFFLINE = {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "allow_unsigned_extensions": True}
 
+DUCKDB_MEMORY = "512MB"   # DuckDB's own default is 80 % of RAM: a sync's peak grew with the corpus (0.5 GB more by 100k chunks)
+_memory = {"limit": None}
+
+def limit_memory(limit: str | None):
+    "Cap DuckDB's memory (its cache of table blocks included) in every connection this process opens from now on; None = DUCKDB_MEMORY."
+    _memory["limit"] = limit
+
+def memory_limit() -> str:
+    "The cap `connect` applies: MINIRAG_DUCKDB_MEMORY if set, else what `limit_memory` chose (a process holding a large matrix), else DUCKDB_MEMORY."
+    return os.environ.get("MINIRAG_DUCKDB_MEMORY") or _memory["limit"] or DUCKDB_MEMORY
+
 def connect(path, read_only=False, extensions=("fts",)) -> duckdb.DuckDBPyConnection:
     "Open a DuckDB connection with our extensions loaded from disk."
-    con = duckdb.connect(str(path), read_only=read_only, config=_OFFLINE)
+    lim = memory_limit()
+    try: con = duckdb.connect(str(path), read_only=read_only, config=dict(_OFFLINE, memory_limit=lim))
+    except (duckdb.InvalidInputException, duckdb.ParserException) as e:
+        if lim and "memory" in str(e).lower(): raise MiniragError(f"MINIRAG_DUCKDB_MEMORY={lim!r} is not a memory size; use e.g. 256MB or 1GB") from None
+        raise
     for e in extensions: con.execute(f"LOAD '{extension_path(e)}'")
     return con
 
@@ -59,6 +75,30 @@ def _chunks_ddl(dim: int) -> str:
       kw_len INTEGER, emb FLOAT[{dim}])"""
 
 CHUNK_FIELDS = ["chunk_index", "parent_id", "text", "prefix_len", "section_head", "kind", "tokens", "scheme"]
+
+# ART indexes for the lookups a query makes after ranking (its hits by id, their sections by source): without them each
+# is a scan of the chunks table — 42 ms for 8 hits at 100k chunks, 136 ms at 1M; with them 2–4 ms. Built at the end of a
+# write (0.2 s at 100k chunks, 1 s at 1M) and dropped before a large one: kept up row by row they slowed a first sync's
+# writes by 75 % and grew its file by half. Not UNIQUE: DuckDB checks a unique index eagerly, within a transaction too.
+_LOOKUPS = {"chunks_id": "id", "chunks_source": "source"}
+
+def _chunks_exist(con) -> bool: return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'chunks'").fetchone()[0])
+
+def ensure_lookups(con) -> bool:
+    "Create the chunks table's lookup indexes if missing; False if they cannot be written (queries then scan)."
+    if not _chunks_exist(con): return True
+    try:
+        for name, col in _LOOKUPS.items(): con.execute(f"CREATE INDEX IF NOT EXISTS {name} ON chunks({col})")
+    except duckdb.Error: return False   # a read-only folder
+    return True
+
+def lookups_present(con) -> bool:
+    return bool(con.execute("SELECT count(*) FROM duckdb_indexes() WHERE table_name = 'chunks'").fetchone()[0])
+
+def drop_lookups(con):
+    "Drop the lookup indexes before a large write (`ensure_lookups` builds them again)."
+    if _chunks_exist(con):
+        for name in _LOOKUPS: con.execute(f"DROP INDEX IF EXISTS {name}")
 
 # %% ../nbs/05_store.ipynb #fea600c5
 def has_source_key(con) -> bool:
@@ -157,9 +197,12 @@ class Store:
         try: self.db_file.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e: raise IndexUnavailableError(f"cannot create the index directory {self.db_file.parent} ({e.strerror}); set DB_PATH to a writable folder")
         deadline, delay, err, waiting = time.monotonic() + self.lock_wait, 0.01, None, None
+        wal = self.db_file.with_name(self.db_file.name + ".wal")
         try:
             while True:
-                try: con = connect(self.db_file); break
+                try:
+                    replay = wal.exists() and wal.stat().st_size > 0   # a process that wrote was killed: DuckDB replays its log now
+                    con = connect(self.db_file); break
                 except duckdb.IOException as e:
                     if "lock" not in str(e).lower(): raise IndexUnavailableError(f"cannot open the index {self.db_file}: {str(e)[:200]}")
                     err = e
@@ -174,6 +217,8 @@ class Store:
         try:
             con.execute(_SCHEMA)
             if not self._keyed: migrate(con); self._keyed = True
+            if replay and lookups_present(con): drop_lookups(con); ensure_lookups(con)   # DuckDB 1.5 replays deletes into its ART
+            # indexes wrongly (a source's rows exist, its index lookup finds none): rebuilt from the table after a crash
         except Exception as e:
             con.close()
             if isinstance(e, MiniragError): raise
@@ -238,7 +283,7 @@ def set_meta(con, **kv):
         con.execute("INSERT INTO meta VALUES (?, ?)", [k, str(v)])
 
 def has_chunks_table(con) -> bool:
-    return bool(con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'chunks'").fetchone()[0])
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'chunks'").fetchone()[0])
 
 def ensure_model(con, model_id: str, dim: int):
     "Bind an empty index to a model, or refuse a different one (R-M4)."
@@ -282,7 +327,12 @@ def replace_sources(store: Store, items: list[tuple[SourceRecord, list[dict], np
     kws = [[raw_terms(c["text"]) for c in chunks] for _, chunks, _ in items]
     with store.transaction() as con:
         ensure_model(con, model_id, dim)
-        for rec, _, _ in items: _delete(con, rec.source)
+        srcs = [rec.source for rec, _, _ in items]; ph = ", ".join("?" * len(srcs))
+        held = {r[0] for r in con.execute(f"SELECT source FROM sources WHERE source IN ({ph}) UNION "
+                                          f"SELECT DISTINCT source FROM chunks WHERE source IN ({ph})", srcs + srcs).fetchall()}
+        for s in srcs:   # only sources already there: deleting scans the postings, which grew every batch's cost (and peak memory) with the corpus
+            if s in held: _delete(con, s)
+            else: con.execute("DELETE FROM failures WHERE source = ?", [s])
         base = con.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
         ns = [len(chunks) for _, chunks, _ in items]
         ids = np.arange(base, base + sum(ns), dtype=np.int64)

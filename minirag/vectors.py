@@ -9,16 +9,18 @@ from __future__ import annotations
 import bisect, os, tempfile, threading
 import numpy as np
 from .security import scope_condition
-from .store import get_meta, has_chunks_table
+from .store import get_meta, has_chunks_table, limit_memory, memory_limit
 
 # %% auto #0
-__all__ = ['COMPACT_ABOVE', 'CANDIDATES', 'CANDIDATE_SHARE', 'VectorMatrix', 'vectors', 'holds_vectors', 'sql_nearest', 'nearest']
+__all__ = ['COMPACT_ABOVE', 'CANDIDATES', 'CANDIDATE_SHARE', 'COMPACT_DUCKDB_MEMORY', 'VectorMatrix', 'vectors', 'held',
+           'holds_vectors', 'sql_nearest', 'nearest']
 
 # %% ../nbs/06a_vectors.ipynb #46eb0cbd
 COMPACT_ABOVE = 200_000   # chunks; above this a process keeps int8 + sign bits in memory, float32 rows in a temp file
 CANDIDATES = 2_000        # rows the sign-bit stage passes to int8 scoring (unscoped queries on a compact matrix)
 CANDIDATE_SHARE = 50      # … and at least this share of the rows: recall@10 at 1M chunks 0.9525 with 1/200, 0.988–0.995 with 1/100, 0.9975 with 1/50
 _BATCH = 16_384   # rows per streamed batch: bounds the float32 held while loading (25 MB)
+COMPACT_DUCKDB_MEMORY = "128MB"   # DuckDB's cap in a process holding a compact matrix: its block cache grew to 0.5 GB at 1M chunks
 
 def _grow(a: np.ndarray, need: int) -> np.ndarray:
     "`a` with room for `need` rows (capacity grows by half; untouched pages of np.empty cost no memory)."
@@ -34,6 +36,8 @@ class VectorMatrix:
         self.dim, self.compact, self.n, self.gen = dim, compact, 0, None
         self.ids, self.src, self.alive = np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, bool)
         self.cidx, self.head = np.zeros(0, np.int32), np.zeros(0, np.int64)   # chunk_index per row; per source code: the row of its first chunk
+        self.kwlen = np.zeros(0, np.int32)   # keyword length per row: the keyword side scores BM25 here too (06b_bm25)
+        self._id2row = self._kwstats = self._headrow = None
         self.stamps: dict[str, tuple[int, object]] = {}   # source -> (code, ingested_at) of the live sources
         self._ncodes, self._known_heads, self._by_code, self.lock = 0, 0, None, threading.RLock()
         if compact:
@@ -49,7 +53,7 @@ class VectorMatrix:
     # ---- loading
     def reserve(self, n: int):
         "Room for `n` rows before a full load, so appending never copies."
-        for name in ("ids", "src", "alive", "cidx") + (("q8", "scale") if self.compact else ("f32",)):
+        for name in ("ids", "src", "alive", "cidx", "kwlen") + (("q8", "scale") if self.compact else ("f32",)):
             setattr(self, name, _grow(getattr(self, name), n))
         if self.compact and self.bits.shape[1] < n:
             b = np.empty((self.words, n), np.uint64); b[:, :self.n] = self.bits[:, :self.n]; self.bits = b
@@ -59,16 +63,17 @@ class VectorMatrix:
         if c is None: c = self.stamps[source] = (self._ncodes, stamp); self._ncodes += 1
         return c[0]
 
-    def append(self, ids: np.ndarray, sources, chunk_index: np.ndarray, mat: np.ndarray, stamps: dict):
-        "Add rows (ids, their source names as an Arrow array, their chunk indexes, float32 vectors)."
+    def append(self, ids: np.ndarray, sources, chunk_index: np.ndarray, mat: np.ndarray, stamps: dict, kw_len: np.ndarray | None = None):
+        "Add rows (ids, their source names as an Arrow array, their chunk indexes, float32 vectors, keyword lengths)."
         m = len(ids)
         if not m: return
         lo, hi = self.n, self.n + m
         enc = sources.dictionary_encode()
         lut = np.array([self._code(s, stamps.get(s)) for s in enc.dictionary.to_pylist()], np.int32)
-        for name in ("ids", "src", "alive", "cidx"): setattr(self, name, _grow(getattr(self, name), hi))
+        for name in ("ids", "src", "alive", "cidx", "kwlen"): setattr(self, name, _grow(getattr(self, name), hi))
         src = lut[enc.indices.to_numpy(zero_copy_only=False)]
         self.ids[lo:hi], self.src[lo:hi], self.alive[lo:hi], self.cidx[lo:hi] = ids, src, True, chunk_index
+        self.kwlen[lo:hi] = 0 if kw_len is None else kw_len
         # a source's first chunk: the row with the lowest chunk_index per code (a source may span batches)
         self.head = _grow(self.head, self._ncodes)
         order = np.lexsort((chunk_index, src)); first = order[np.r_[True, src[order][1:] != src[order][:-1]]]
@@ -86,7 +91,7 @@ class VectorMatrix:
             self.q8[lo:hi] = np.rint(mat / s[:, None]); self.scale[lo:hi] = s
             self.bits[:, lo:hi] = self._pack(mat - self.mu).T
             os.pwrite(self._disk.fileno(), np.ascontiguousarray(mat, np.float32).tobytes(), lo * self.dim * 4)
-        self.n = hi; self._by_code = None
+        self.n = hi; self._by_code = self._id2row = self._kwstats = self._headrow = None
 
     def _pack(self, x: np.ndarray) -> np.ndarray:
         b = np.packbits(x > 0, axis=-1)
@@ -98,12 +103,13 @@ class VectorMatrix:
         "Append the rows of `chunks` matching `where`, streamed in batches (never the whole float32 table at once)."
         stamps = stamps if stamps is not None else dict(con.execute("SELECT source, ingested_at FROM sources").fetchall())
         limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-        if self.compact: con.execute("SET memory_limit = '256MB'")   # DuckDB would keep the scanned float32 blocks cached: 2.9 GB RSS at 1M chunks
+        if self.compact: con.execute(f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'")   # DuckDB would keep the scanned float32 blocks cached: 2.9 GB RSS at 1M chunks
         try:
-            con.execute(f"SELECT id, source, chunk_index, emb FROM chunks {where}", list(params))
+            con.execute(f"SELECT id, source, chunk_index, emb, coalesce(kw_len, 0) FROM chunks {where}", list(params))
             for b in con.to_arrow_reader(_BATCH):
                 mat = b.column(3).values.to_numpy(zero_copy_only=False).reshape(len(b), self.dim)
-                self.append(b.column(0).to_numpy(), b.column(1), b.column(2).to_numpy(zero_copy_only=False), mat, stamps)
+                self.append(b.column(0).to_numpy(), b.column(1), b.column(2).to_numpy(zero_copy_only=False), mat, stamps,
+                            b.column(4).to_numpy(zero_copy_only=False))
         finally:
             if self.compact: con.execute(f"SET memory_limit = '{limit}'")
 
@@ -115,13 +121,38 @@ class VectorMatrix:
         if changed:
             codes = np.array([self.stamps.pop(s)[0] for s in changed], np.int32)
             self.alive[:self.n][np.isin(self.src[:self.n], codes)] = False
+            self._id2row = self._kwstats = self._headrow = None
         fresh = [s for s in stamps if s not in self.stamps]
         if len(fresh) > max(1000, len(stamps) // 5): return False
         if fresh: self.load(con, "WHERE source IN (SELECT unnest(?::VARCHAR[]))", [fresh], stamps)
         live = int(self.alive[:self.n].sum())
         if live != con.execute("SELECT count(*) FROM chunks").fetchone()[0] or live < 0.75 * self.n: return False
-        self.gen, self._by_code = gen, None
+        self.gen, self._by_code, self._id2row, self._kwstats, self._headrow = gen, None, None, None, None
         return True
+
+    def head_rows(self) -> np.ndarray:
+        "Per row: the row of its document's first chunk (cached until the rows change)."
+        if self._headrow is None: self._headrow = self.head[self.src[:self.n]]
+        return self._headrow
+
+    # ---- what the keyword side needs (06b_bm25)
+    def rows_of(self, ids: np.ndarray) -> np.ndarray:
+        "Row positions of live chunk ids (-1 for an id this process does not hold)."
+        if self._id2row is None:
+            live = np.flatnonzero(self.alive[:self.n])
+            m = np.full(int(self.ids[live].max()) + 1 if len(live) else 0, -1, np.int64)
+            m[self.ids[live]] = live; self._id2row = m
+        m, ids = self._id2row, np.asarray(ids, np.int64)
+        out = np.full(len(ids), -1, np.int64); ok = (ids >= 0) & (ids < len(m)); out[ok] = m[ids[ok]]
+        return out
+
+    def keyword_stats(self) -> tuple[int, float, np.ndarray, int, float]:
+        "(live chunks, their mean keyword length ≥ 1, chunks per source code, sources, mean chunks per source ≥ 1)."
+        if self._kwstats is None:
+            a = self.alive[:self.n]; n = int(a.sum()); nsrc = len(self.stamps)
+            cc = np.bincount(self.src[:self.n][a], minlength=self._ncodes).astype(np.float64)
+            self._kwstats = (n, max(float(self.kwlen[:self.n][a].mean()) if n else 0.0, 1.0), cc, nsrc, max(n / nsrc if nsrc else 0.0, 1.0))
+        return self._kwstats
 
     # ---- scope
     def rows_in(self, bases: list[str]) -> np.ndarray:
@@ -161,7 +192,7 @@ class VectorMatrix:
             if pos is None:
                 sim = np.einsum("ij,j->i", self.f32[:self.n], q)   # not BLAS: its threads stall on a busy 2-core machine (40 ms for 2,000 rows)
                 if not self.alive[:self.n].all(): sim[~self.alive[:self.n]] = -np.inf
-                own = sim; sim = (1 - c) * sim + c * sim[self.head[self.src[:self.n]]] if c else sim
+                own = sim; sim = (1 - c) * sim + c * sim[self.head_rows()] if c else sim
                 pos = np.arange(self.n)
             else:
                 own = np.einsum("ij,j->i", self.f32[pos], q)
@@ -171,19 +202,21 @@ class VectorMatrix:
             qb = self._pack(q - self.mu)   # the query centred too: recall@10 0.9925 against 0.9775 uncentred (100k, 2,000 candidates)
             h = np.bitwise_count(self.bits[0, :self.n] ^ qb[0]).astype(np.int16)
             for j in range(1, self.words): h += np.bitwise_count(self.bits[j, :self.n] ^ qb[j])
-            if c: h = np.rint((1 - c) * h + c * h[self.head[self.src[:self.n]]]).astype(np.int16)
-            if not self.alive[:self.n].all(): h[~self.alive[:self.n]] = self.dim + 1
+            top = self.dim
+            if c:   # blended in sixteenths, in int16: a float blend of a million rows cost more than the Hamming distances
+                wc = int(round(16 * c)); h = h * (16 - wc) + h[self.head_rows()] * wc; top = 16 * self.dim
+            if not self.alive[:self.n].all(): h[~self.alive[:self.n]] = top + 1
             want = max(CANDIDATES, 50 * k, self.n // CANDIDATE_SHARE)
-            cum = np.cumsum(np.bincount(h, minlength=self.dim + 2))
+            cum = np.cumsum(np.bincount(h, minlength=top + 2))
             thr = int(np.searchsorted(cum, min(want, int(self.alive[:self.n].sum()))))
-            pos = np.flatnonzero(h <= min(thr, self.dim))
+            pos = np.flatnonzero(h <= min(thr, top))
         if not len(pos): return []
         l1 = 0.5 * float(np.abs(q).sum())
         def approx(p): return np.einsum("ij,j->i", self.q8[p].astype(np.float32), q) * self.scale[p], self.scale[p] * l1 + 1e-5   # |q·error| ≤ Σ|qⱼ|·scale/2
         a, b = approx(pos)
-        if c:
-            hp = self.head[self.src[pos]]; ah, bh = approx(hp)
-            a, b = (1 - c) * a + c * ah, (1 - c) * b + c * bh
+        if c:   # each document's opening once, however many of its chunks are candidates
+            uh, inv = np.unique(self.head[self.src[pos]], return_inverse=True); ah, bh = approx(uh)
+            a, b = (1 - c) * a + c * ah[inv], (1 - c) * b + c * bh[inv]
         ub = a + b
         o = np.argsort(-ub, kind="stable")
         m = min(len(o), max(2 * k, k + 32))
@@ -228,11 +261,17 @@ def vectors(con, db_key: str, compact_above: int | None = None) -> VectorMatrix 
         n = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
         dim = int(get_meta(con).get("dim", 0)) or con.execute("SELECT len(emb) FROM chunks LIMIT 1").fetchone()[0]
         vm = VectorMatrix(dim, n > (COMPACT_ABOVE if compact_above is None else compact_above))
+        if vm.compact and not os.environ.get("MINIRAG_DUCKDB_MEMORY"):   # this connection and the process's later ones
+            limit_memory(COMPACT_DUCKDB_MEMORY); con.execute(f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'")
         vm.reserve(n + n // 4 + 1024); vm.load(con); vm.gen = gen   # headroom: later writes append without copying (untouched pages cost no memory)
         _cache[db_key] = vm
         return vm
 
 _asked: set = set()
+
+def held(db_key: str) -> bool:
+    "Whether this process has, or keeps on first use, a matrix for `db_key`."
+    return db_key in _cache or holds_vectors()
 
 def holds_vectors() -> bool:
     "Whether this process keeps a matrix from its first query: yes unless MINIRAG_HOLD_VECTORS=0 (the CLI: mostly one question per process)."

@@ -27,7 +27,11 @@ def consistent(ix) -> dict:
                              USING (source) WHERE coalesce(c.n, 0) <> s.chunk_count""").fetchall()
         orphans = con.execute("SELECT count(*) FROM chunks WHERE source NOT IN (SELECT source FROM sources)").fetchone()[0]
         orph_post = con.execute("SELECT count(*) FROM postings WHERE chunk_id NOT IN (SELECT id FROM chunks)").fetchone()[0]
-    assert bad == [] and orphans == 0 and orph_post == 0, (bad, orphans, orph_post)
+        # the lookup indexes agree with the table (DuckDB 1.5 replays deletes into them wrongly; Store rebuilds them)
+        unfound = [s for (s,) in con.execute("SELECT source FROM sources").fetchall()   # one point query each: the index is used
+                   if con.execute("SELECT count(*) FROM chunks WHERE source = ?", [s]).fetchone()[0]
+                   != con.execute("SELECT count(*) FROM chunks WHERE source || '' = ?", [s]).fetchone()[0]]
+    assert bad == [] and orphans == 0 and orph_post == 0 and unfound == [], (bad, orphans, orph_post, unfound)
     return {r["source"]: r for r in source_rows(ix.store)}
 
 @pytest.mark.parametrize("stage", PAUSE_STAGES)
