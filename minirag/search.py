@@ -50,10 +50,11 @@ DOC_BM25 = 4.0   # a chunk's BM25 is multiplied by 1 + DOC_BM25 × its document'
 
 def keyword_search(con, query: str, k: int, scope: str | None = None,
                    doc_weight: float | None = None, # None = DOC_BM25; 0 = chunk statistics only
-                   db_key: str | None = None # the index's key: a process holding its vectors scores in numpy (06b_bm25), same scores
+                   db_key: str | None = None, # the index's key: a process holding its vectors scores in numpy (06b_bm25), same scores
+                   checked: bool = False # the caller knows the chunks table exists
                   ) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, score) pairs within `scope`: the chunk's BM25, raised by its document's BM25 (order within a document kept)."
-    if not has_chunks_table(con): return []
+    if not checked and not has_chunks_table(con): return []
     terms = query_terms(con, query)
     if not terms: return []
     g = DOC_BM25 if doc_weight is None else float(doc_weight)
@@ -239,7 +240,7 @@ def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: s
         if not has_chunks_table(con): return dict(query=query, results=[], parents={}, sources=[])
         # the query embedding (ONNX) and BM25 (DuckDB) both release the GIL: run them side by side
         fut = _query_pool.submit(embed_query, query) if weight < 1 else None
-        try: kw = keyword_search(con, query, window, scope, db_key=str(store.db_file)) if weight > 0 else []
+        try: kw = keyword_search(con, query, window, scope, db_key=str(store.db_file), checked=True) if weight > 0 else []
         except BaseException:
             if fut: fut.cancel()
             raise
@@ -287,5 +288,6 @@ def hit_text(chunk: dict) -> str:
 
 def _chunk_info(con, ids: list[int]) -> dict:
     if not ids: return {}
-    cur = con.execute("SELECT id, source, chunk_index, parent_id, text, prefix_len, section_head FROM chunks WHERE id IN (SELECT unnest(?::BIGINT[]))", [ids])
+    cur = con.execute("SELECT id, source, chunk_index, parent_id, text, prefix_len, section_head FROM chunks "
+                      f"WHERE id IN ({', '.join('?' * len(ids))})", [int(i) for i in ids])   # a parameter list: the lookup index's fastest form
     return {r[0]: dict(source=r[1], chunk_index=r[2], parent_id=r[3], text=r[4], prefix_len=r[5], section_head=r[6]) for r in cur.fetchall()}
