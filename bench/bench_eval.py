@@ -4,7 +4,7 @@
 
 Also evaluates the held-out sets in bench/eval_sets/ (built by tools/build_eval_sets.py; never used to choose a
 constant) unless `--held-out ''`. Every table reports nDCG@10 on the whole set and on each half of its queries:
-constants (search.DOC_CONTEXT, DOC_BM25, VEC_SPREAD, KW_SPREAD) were chosen on the `tuning` half of the shared sets,
+constants (search.DOC_CONTEXT, DOC_BM25, VEC_SPREAD, KW_SPREAD, VOCAB_SHARE) were chosen on the `tuning` half of the shared sets,
 so the `held-out` column and the held-out sets are the honest figures.
 
 Builds (once, cached under the user cache's minirag/eval) an index per set with the packaged

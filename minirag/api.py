@@ -14,7 +14,7 @@ from .convert import scanned_exts
 from .embed import preload
 from .ingest import Engine, ingest_one_file, ingest_data, ingest_markdown, check_source_id, file_hash
 from .scan import scan
-from .search import hybrid_query, display_path, hit_text
+from .search import hybrid_query, display_path, hit_text, vocab_share
 from .security import resolve_in_roots, in_scope, scope_bases, scope_condition
 from .store import source_rows, chunk_rows, delete_source, get_meta, has_chunks_table, failure_rows
 
@@ -112,7 +112,8 @@ def _query(self, query: str, top_k: int = 8, scope: str | list[str] | None = Non
     bases = scope_bases(scope)
     emb = self.engine.embedder
     if w < 1: preload(query_only=True)   # the query is embedded in a worker thread: no first-time imports there (issue 18)
-    run = lambda: hybrid_query(self.store, emb.embed_query, query, top_k, bases, w, cfg.grouping, cfg.max_distance, cfg.max_files, rebuild_section, cfg.fusion)
+    known = lambda q: vocab_share(self.engine.counter.count, q)   # the model's vocabulary: words it splits say less (06_search)
+    run = lambda: hybrid_query(self.store, emb.embed_query, query, top_k, bases, w, cfg.grouping, cfg.max_distance, cfg.max_files, rebuild_section, cfg.fusion, known)
     if not self.store.exists(): return dict(run(), warnings=_scope_warnings(None, bases, cfg.roots))
     with self.store.session() as con:   # one connection for the check and the query
         m = get_meta(con)

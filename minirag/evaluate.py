@@ -17,7 +17,7 @@ from .ingest import prepare_chunks
 from .titles import data_title
 from .tokens import TokenCounter
 from .store import Store, SourceRecord, replace_source, replace_sources, get_meta, set_meta, has_chunks_table
-from .search import vector_search, keyword_search, fuse_lists, candidate_window, default_fusion, FUSIONS, DOC_CONTEXT
+from .search import vector_search, keyword_search, fuse_lists, candidate_window, default_fusion, FUSIONS, DOC_CONTEXT, vocab_share
 
 # %% auto #0
 __all__ = ['K', 'TOP_K', 'DEFAULT_SWEEP', 'BeirSet', 'load_beir', 'doc_ranking', 'metrics', 'default_eval_dir', 'index_key',
@@ -167,13 +167,15 @@ def open_eval_index(ds: BeirSet, embedder, db_dir=None, budget: int = 110, progr
 TOP_K = 50
 
 def query_candidates(store: Store, embedder, ds: BeirSet, top_k: int = TOP_K, progress=None) -> dict:
-    "query id -> (vector list, keyword list), each a window of (chunk id, score) pairs."
+    "query id -> (vector list, keyword list, vocab_share), each list a window of (chunk id, score) pairs."
     qids = list(ds.queries)
+    count = TokenCounter.from_model_dir(embedder.model_dir).count
     qv = embedder.embed([ds.queries[q] for q in qids])
     win, out = candidate_window(top_k), {}
     with store.session() as con:
         for i, (q, v) in enumerate(zip(qids, qv)):
-            out[q] = (vector_search(con, str(store.db_file), v, win, doc_context=DOC_CONTEXT), keyword_search(con, ds.queries[q], win))
+            out[q] = (vector_search(con, str(store.db_file), v, win, doc_context=DOC_CONTEXT), keyword_search(con, ds.queries[q], win),
+                      vocab_share(count, ds.queries[q]))
             if progress and i % 100 == 0: progress(i, len(qids))
     return out
 
@@ -185,8 +187,8 @@ def chunk_sources(store: Store) -> dict:
 
 def per_query(ds: BeirSet, cands: dict, src: dict, weight: float, fusion: str, top_k: int = TOP_K) -> dict:
     "query id -> (recall@10, MRR@10, nDCG@10) of one fusion at one weight."
-    return {q: metrics(doc_ranking(src[h.chunk_id] for h in fuse_lists(vec, kw, weight, fusion, candidate_window(top_k))), ds.qrels[q])
-            for q, (vec, kw) in cands.items()}
+    return {q: metrics(doc_ranking(src[h.chunk_id] for h in fuse_lists(vec, kw, weight, fusion, candidate_window(top_k), known)), ds.qrels[q])
+            for q, (vec, kw, known) in cands.items()}
 
 def _mean(m: dict, qids=None) -> np.ndarray:
     vals = [m[q] for q in (m if qids is None else qids) if q in m]

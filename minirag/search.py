@@ -7,7 +7,7 @@ Docs: https://example.invalid/minirag/search.html.md"""
 # %% ../nbs/06_search.ipynb #640a5311
 from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
-import os, threading
+import os, re, threading
 from dataclasses import dataclass, field, asdict
 import numpy as np
 from .config import MiniragError, MAX_TOP_K
@@ -18,9 +18,9 @@ from .bm25 import held_keyword_search
 
 # %% auto #0
 __all__ = ['MAX_QUERY_CHARS', 'DOC_CONTEXT', 'K1', 'B', 'DOC_BM25', 'RRF_K', 'COS_SCALE', 'FUSIONS', 'INFO_RANK', 'VEC_SPREAD',
-           'KW_SPREAD', 'vector_search', 'query_terms', 'keyword_search', 'Hit', 'fuse', 'fuse_adaptive',
-           'default_fusion', 'candidate_window', 'informativeness', 'effective_weight', 'fuse_lists', 'group_cut',
-           'apply_filters', 'validate_query', 'display_path', 'section_id', 'hybrid_query', 'hit_text']
+           'KW_SPREAD', 'VOCAB_SHARE', 'vector_search', 'query_terms', 'keyword_search', 'Hit', 'fuse', 'fuse_adaptive',
+           'default_fusion', 'candidate_window', 'vocab_share', 'informativeness', 'effective_weight', 'fuse_lists',
+           'group_cut', 'apply_filters', 'validate_query', 'display_path', 'section_id', 'hybrid_query', 'hit_text']
 
 # %% ../nbs/06_search.ipynb #9ff80d3e
 from .security import scope_bases
@@ -152,28 +152,38 @@ def candidate_window(top_k: int) -> int:
 
 INFO_RANK = 9      # a side's signal: how far its best candidate stands above its 10th
 VEC_SPREAD = 0.1   # cosine-distance drop (1st → 10th) at which the vector side counts fully
-KW_SPREAD = 0.3    # relative score drop (1st → 10th) at which the keyword side counts fully
+KW_SPREAD = 0.65   # relative score drop (1st → 10th) at which the keyword side counts fully (below: squared share)
+VOCAB_SHARE = 0.9  # share of the query's words the model has as one token at which the vector side counts fully
 
-def informativeness(vec, kw) -> tuple[float, float]:
+def vocab_share(count, query: str) -> float:
+    "Share of the query's words that the model's tokenizer keeps whole (`count(word) == 1`); 1.0 for a query without words."
+    words = re.findall(r"[^\W\d_]+", query)
+    return sum(count(x) == 1 for x in words) / len(words) if words else 1.0
+
+def informativeness(vec, kw, known: float = 1.0 # vocab_share of the query (1 = the model knows every word)
+                   ) -> tuple[float, float]:
     "(vector, keyword) signal of one query, each 0..1; a side too short to measure counts fully."
     cv = 1.0 if len(vec) <= INFO_RANK else min(1.0, max(0.0, (vec[INFO_RANK][1] - vec[0][1]) / VEC_SPREAD))
+    cv *= min(1.0, max(0.0, known) / VOCAB_SHARE)   # words the model splits into pieces: its distances say less
     if len(kw) <= INFO_RANK: ck = 1.0 if kw else 0.0   # few chunks match at all: the matches stand out
-    else: ck = min(1.0, max(0.0, (1 - kw[INFO_RANK][1] / kw[0][1]) / KW_SPREAD)) if kw[0][1] > 0 else 0.0
+    else: ck = min(1.0, max(0.0, (1 - kw[INFO_RANK][1] / kw[0][1]) / KW_SPREAD)) ** 2 if kw[0][1] > 0 else 0.0
     return cv, ck
 
-def effective_weight(w: float, vec, kw) -> float:
+def effective_weight(w: float, vec, kw, known: float = 1.0) -> float:
     "The keyword weight for this query: `w` shifted toward the side that carries signal (0 and 1 stay put)."
     if w <= 0 or w >= 1: return w
-    cv, ck = informativeness(vec, kw)
+    cv, ck = informativeness(vec, kw, known)
     return w if cv + ck == 0 else w * ck / (w * ck + (1 - w) * cv)
 
-def fuse_lists(vec, kw, w: float, fusion: str = "adaptive", window: int | None = None) -> list[Hit]:
+def fuse_lists(vec, kw, w: float, fusion: str = "adaptive", window: int | None = None,
+               known: float = 1.0 # vocab_share of the query (adaptive only)
+              ) -> list[Hit]:
     "Fuse the two candidate lists with the named fusion; `w=0`/`w=1` are pure vector/keyword order."
     if fusion not in FUSIONS: raise MiniragError(f"fusion={fusion!r} is not valid; use {' or '.join(FUSIONS)}")
     if w <= 0: kw = []
     if w >= 1: vec = []
     if fusion == "rrf": return fuse(vec, kw, w)
-    return fuse_adaptive(vec, kw, effective_weight(w, vec, kw), kw_full=window is not None and len(kw) >= window)
+    return fuse_adaptive(vec, kw, effective_weight(w, vec, kw, known), kw_full=window is not None and len(kw) >= window)
 
 # %% ../nbs/06_search.ipynb #b148ec9c
 def group_cut(hits: list[Hit], grouping: str | None) -> list[Hit]:
@@ -231,7 +241,9 @@ def section_id(source: str, parent_id: str) -> str: return f"{source}#{parent_id
 _query_pool = ThreadPoolExecutor(2, thread_name_prefix="minirag-query-embed")
 
 def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: str | None = None, weight: float = 0.6,
-                 grouping=None, max_distance=None, max_files=None, section_text=None, fusion: str | None = None) -> dict:
+                 grouping=None, max_distance=None, max_files=None, section_text=None, fusion: str | None = None,
+                 known_words=None # known_words(query) -> vocab_share (None = the model knows every word)
+                ) -> dict:
     "Run a hybrid query; `embed_query(text) -> vector`, `section_text(rows) -> str`, `fusion` None = RAG_FUSION."
     query, k = validate_query(query, top_k)
     fusion = fusion or default_fusion()
@@ -246,7 +258,8 @@ def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: s
             raise
         raw = {}
         vec = vector_search(con, str(store.db_file), fut.result(), window, scope, DOC_CONTEXT, raw) if fut else []
-        hits = fuse_lists(vec, kw, weight, fusion, window)
+        known = known_words(query) if (known_words and vec and kw and fusion == "adaptive") else 1.0
+        hits = fuse_lists(vec, kw, weight, fusion, window, known)
         for h in hits:   # the response's distance is the raw cosine distance (R-Q2), not the ranking one
             if h.distance is not None: h.distance = raw.get(h.chunk_id, h.distance)
         need_src = max_files is not None
