@@ -8,6 +8,7 @@ Docs: https://example.invalid/minirag/bm25.html.md"""
 from __future__ import annotations
 import numpy as np
 from .vectors import VectorMatrix, vectors, held
+from .store import fetch_roomy
 
 # %% auto #0
 __all__ = ['postings_of', 'keyword_top', 'held_keyword_search']
@@ -16,8 +17,8 @@ __all__ = ['postings_of', 'keyword_top', 'held_keyword_search']
 def postings_of(con, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "(term position in `terms`, chunk id, tf) of every posting of `terms`."
     ph = ", ".join("?" * len(terms))   # constants in an IN list: zone maps skip the row groups of other terms
-    t = con.execute(f"SELECT list_position(?::VARCHAR[], term)::INTEGER - 1, chunk_id, tf FROM postings WHERE term IN ({ph})",
-                    [terms, *terms]).to_arrow_table()
+    t = fetch_roomy(con, f"SELECT list_position(?::VARCHAR[], term)::INTEGER - 1, chunk_id, tf FROM postings WHERE term IN ({ph})",
+                    [terms, *terms], arrow=True)
     return tuple(t.column(i).to_numpy(zero_copy_only=False) for i in range(3))
 
 # %% ../nbs/06b_bm25.ipynb #246302dc

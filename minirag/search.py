@@ -13,7 +13,7 @@ import numpy as np
 from .config import MiniragError, MAX_TOP_K
 from .keywords import raw_terms, query_words, STEM_SQL
 from .security import scope_condition
-from .store import Store, get_meta, has_chunks_table, CHUNK_FIELDS
+from .store import Store, get_meta, has_chunks_table, fetch_roomy, CHUNK_FIELDS
 from .bm25 import held_keyword_search
 
 # %% auto #0
@@ -266,9 +266,9 @@ def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: s
         rows = _chunk_info(con, [h.chunk_id for h in hits]) if (need_src and hits) else {}
         hits = apply_filters(hits, grouping, max_distance, max_files, (lambda i: rows[i]["source"]) if need_src else None, k)
         info = _chunk_info(con, [h.chunk_id for h in hits])
-        srcs = {r[0]: dict(title=r[1], kind=r[2], root=r[3]) for r in con.execute(
-            "SELECT source, title, kind, root FROM sources WHERE source IN (SELECT unnest(?::VARCHAR[]))",
-            [list({info[h.chunk_id]["source"] for h in hits})]).fetchall()} if hits else {}
+        names = sorted({info[h.chunk_id]["source"] for h in hits})
+        srcs = {r[0]: dict(title=r[1], kind=r[2], root=r[3]) for r in fetch_roomy(con,
+                f"SELECT source, title, kind, root FROM sources WHERE source IN ({', '.join('?' * len(names))})", names)} if hits else {}
         results, parents, order = [], {}, {}
         for h in hits:
             c = info[h.chunk_id]; s = srcs.get(c["source"], {})
@@ -282,13 +282,12 @@ def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: s
             o["hits"] += 1
         if parents:   # every section of the result: ids by source, then rows by id — both on the lookup indexes (a join scanned the table: 50 ms at 100k)
             want, srcs = set(parents.values()), sorted({s for s, _ in parents.values()})
-            ids = [i for i, s, p in con.execute(f"SELECT id, source, parent_id FROM chunks WHERE source IN ({', '.join('?' * len(srcs))})",
-                                                 srcs).fetchall() if (s, p) in want]
-            cur = con.execute("SELECT source, " + ", ".join(CHUNK_FIELDS) + " FROM chunks WHERE id IN (SELECT unnest(?::BIGINT[])) "
-                              "ORDER BY source, chunk_index", [ids])
-            names = [d[0] for d in cur.description]
+            ids = [i for i, s, p in fetch_roomy(con, f"SELECT id, source, parent_id FROM chunks WHERE source IN ({', '.join('?' * len(srcs))})",
+                                                 srcs) if (s, p) in want]
+            names = ["source", *CHUNK_FIELDS]
             by = {}
-            for r in cur.fetchall():
+            for r in fetch_roomy(con, f"SELECT {', '.join(names)} FROM chunks WHERE id IN ({', '.join('?' * len(ids))}) "
+                                 "ORDER BY source, chunk_index", ids):
                 row = dict(zip(names, r)); by.setdefault((row["source"], row["parent_id"]), []).append(row)
             parents = {pid: section_text(by.get(key, [])) if section_text else "\n\n".join(r["text"] for r in by.get(key, []))
                        for pid, key in parents.items()}
@@ -301,6 +300,6 @@ def hit_text(chunk: dict) -> str:
 
 def _chunk_info(con, ids: list[int]) -> dict:
     if not ids: return {}
-    cur = con.execute("SELECT id, source, chunk_index, parent_id, text, prefix_len, section_head FROM chunks "
-                      f"WHERE id IN ({', '.join('?' * len(ids))})", [int(i) for i in ids])   # a parameter list: the lookup index's fastest form
-    return {r[0]: dict(source=r[1], chunk_index=r[2], parent_id=r[3], text=r[4], prefix_len=r[5], section_head=r[6]) for r in cur.fetchall()}
+    rows = fetch_roomy(con, "SELECT id, source, chunk_index, parent_id, text, prefix_len, section_head FROM chunks "
+                       f"WHERE id IN ({', '.join('?' * len(ids))})", [int(i) for i in ids])   # a parameter list: the lookup index's fastest form
+    return {r[0]: dict(source=r[1], chunk_index=r[2], parent_id=r[3], text=r[4], prefix_len=r[5], section_head=r[6]) for r in rows}

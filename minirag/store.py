@@ -15,11 +15,11 @@ from .config import MiniragError, IndexBusyError
 from .keywords import raw_terms, STEM_SQL
 
 # %% auto #0
-__all__ = ['DUCKDB_MEMORY', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'extension_path', 'limit_memory', 'memory_limit', 'connect',
-           'ensure_lookups', 'lookups_present', 'drop_lookups', 'has_source_key', 'migrate', 'IndexUnavailableError',
-           'file_lock', 'file_unlock', 'Store', 'get_meta', 'set_meta', 'has_chunks_table', 'ensure_model',
-           'SourceRecord', 'replace_sources', 'replace_source', 'delete_source', 'cluster_postings', 'rename_source',
-           'source_rows', 'chunk_rows', 'record_failures', 'failure_rows', 'forget_failures']
+__all__ = ['DUCKDB_MEMORY', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'extension_path', 'limit_memory', 'memory_limit', 'fetch_roomy',
+           'connect', 'ensure_lookups', 'lookups_present', 'drop_lookups', 'has_source_key', 'migrate',
+           'IndexUnavailableError', 'file_lock', 'file_unlock', 'Store', 'get_meta', 'set_meta', 'has_chunks_table',
+           'ensure_model', 'SourceRecord', 'replace_sources', 'replace_source', 'delete_source', 'cluster_postings',
+           'rename_source', 'source_rows', 'chunk_rows', 'record_failures', 'failure_rows', 'forget_failures']
 
 # %% ../nbs/05_store.ipynb #43bfb55d
 def extension_path(name: str) -> Path:
@@ -43,6 +43,17 @@ def limit_memory(limit: str | None):
 def memory_limit() -> str:
     "The cap `connect` applies: MINIRAG_DUCKDB_MEMORY if set, else what `limit_memory` chose (a process holding a large matrix), else DUCKDB_MEMORY."
     return os.environ.get("MINIRAG_DUCKDB_MEMORY") or _memory["limit"] or DUCKDB_MEMORY
+
+def fetch_roomy(con, sql: str, params=(), arrow: bool = False):
+    "Run a read and fetch its rows (or an Arrow table); if the capped memory is too small for it, run it once more under DUCKDB_MEMORY."
+    def run(): r = con.execute(sql, list(params)); return r.to_arrow_table() if arrow else r.fetchall()
+    try: return run()
+    except duckdb.OutOfMemoryException:   # a small cap (a process holding a large matrix) meets an unusually large read
+        roomy = os.environ.get("MINIRAG_DUCKDB_MEMORY") or DUCKDB_MEMORY
+        if roomy == memory_limit(): raise   # the cap in force is already the roomy one
+        con.execute(f"SET memory_limit = '{roomy}'")
+        try: return run()
+        finally: con.execute(f"SET memory_limit = '{memory_limit()}'")
 
 def connect(path, read_only=False, extensions=("fts",)) -> duckdb.DuckDBPyConnection:
     "Open a DuckDB connection with our extensions loaded from disk."
