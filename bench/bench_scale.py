@@ -1,6 +1,8 @@
 """Growth curve: query latency, memory and index size at 10k, 100k and 1M chunks, in one run.
 
     python bench/bench_scale.py                          # build what is missing, measure 10k,100k,1M, write bench/results/scale.json
+    python bench/bench_scale.py --build && python bench/bench_scale.py   # as committed: file sizes of freshly built indexes
+                                                         # (each measurement ingests and deletes one file, which leaves DuckDB free blocks)
     python bench/bench_scale.py --build --sizes 1000000  # only build (bulk Arrow inserts)
     python bench/bench_scale.py --sizes 100000 --no-json # measure one size, print only
     python bench/bench_scale.py --clean                  # delete the built indexes
