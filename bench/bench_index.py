@@ -70,7 +70,7 @@ def main():
         (root/f"doc{i:03d}.md").write_text(f"# Document {i}\n\n{body}\n")
     ix = Index.open(root, db_path=work/"ingest-db", model_name=str(model), cache_dir=work/"models", embedder=emb)
     t = time.perf_counter(); r = ingest_paths(ix, [root]); dt = time.perf_counter() - t
-    n_chunks = ix.status()["chunks"]
+    n_chunks = ix.status()["chunkCount"]
     with ix.store.session() as con: chunk_texts = [x[0] for x in con.execute("SELECT text FROM chunks").fetchall()]
     t = time.perf_counter(); emb.embed(chunk_texts); raw = len(chunk_texts) / (time.perf_counter() - t)
     report["raw_embedder_chunks_per_s"] = round(raw, 1)

@@ -30,7 +30,7 @@ emb = Embedder(str(model), model.parent); emb.embed(["warm up"])
 ix = Index.open(root, db_path=tmp/"idx", model_name=str(model), cache_dir=model.parent, embedder=emb)
 
 t = time.perf_counter(); r = ix.sync(); full = time.perf_counter() - t
-chunks = ix.status()["chunks"]
+chunks = ix.status()["chunkCount"]
 print(f"files {N}: full sync {full:.1f} s, {r['ingested']} ingested, {r['failed']} failed, {chunks} chunks "
       f"→ {chunks / full:.0f} chunks/s end to end")
 
