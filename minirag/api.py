@@ -113,14 +113,17 @@ def _query(self, query: str, top_k: int = 8, scope: str | list[str] | None = Non
     emb = self.engine.embedder
     if w < 1: preload(query_only=True)   # the query is embedded in a worker thread: no first-time imports there (issue 18)
     known = lambda q: vocab_share(self.engine.counter.count, q)   # the model's vocabulary: words it splits say less (06_search)
-    run = lambda: hybrid_query(self.store, emb.embed_query, query, top_k, bases, w, cfg.grouping, cfg.max_distance, cfg.max_files, rebuild_section, cfg.fusion, known)
+    run = lambda meta=None: hybrid_query(self.store, emb.embed_query, query, top_k, bases, w, cfg.grouping, cfg.max_distance, cfg.max_files,
+                                         rebuild_section, cfg.fusion, known, meta)
     if not self.store.exists(): return dict(run(), warnings=_scope_warnings(None, bases, cfg.roots))
     with self.store.session() as con:   # one connection for the check and the query
         m = get_meta(con)
         if w < 1 and m.get("model_id") and m["model_id"] != emb.model_id:   # R-M4: never compare vectors of different models
             raise MiniragError(f"this index was built with model {m['model_id']!r} (dim {m.get('dim', '?')}) but the configured model is "
                                f"{emb.model_id!r} (dim {emb.dim}); set MODEL_NAME back, or use a new DB_PATH and re-ingest")
-        return dict(run(), warnings=_scope_warnings(con, bases, cfg.roots))
+        r = run(m)   # the meta just read: one read per query
+        empty = [b for b in bases or [] if not any(in_scope(h["source"], b) for h in r["results"])]   # a scope with a hit matches something
+        return dict(r, warnings=_scope_warnings(con, empty, cfg.roots))
 
 def _target(self, file_path=None, source=None, must_be_absolute=False) -> str:
     "The source id for a file path or a data/url id."

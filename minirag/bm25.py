@@ -6,12 +6,13 @@ Docs: https://example.invalid/minirag/bm25.html.md"""
 
 # %% ../nbs/06b_bm25.ipynb #9cdf0748
 from __future__ import annotations
+from collections import OrderedDict
 import numpy as np
 from .vectors import VectorMatrix, vectors, held
 from .store import fetch_roomy
 
 # %% auto #0
-__all__ = ['postings_of', 'keyword_top', 'held_keyword_search']
+__all__ = ['POSTINGS_HELD', 'postings_of', 'HeldPostings', 'held_postings', 'keyword_top', 'held_keyword_search']
 
 # %% ../nbs/06b_bm25.ipynb #a62da3e3
 def postings_of(con, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -21,13 +22,74 @@ def postings_of(con, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarr
                     [terms, *terms], arrow=True)
     return tuple(t.column(i).to_numpy(zero_copy_only=False) for i in range(3))
 
+# %% ../nbs/06b_bm25.ipynb #e2846525
+POSTINGS_HELD = 8_000_000   # postings a process holds in memory (8 bytes each, 64 MB) — about 190k chunks of prose; above, per query from DuckDB
+
+class HeldPostings:
+    "Every posting of an index as row positions of its `VectorMatrix`, grouped by term; follows the matrix through writes."
+    def __init__(self, con, vm: VectorMatrix):
+        t = fetch_roomy(con, "SELECT term, chunk_id, tf FROM postings", arrow=True)
+        enc = t.column(0).combine_chunks().dictionary_encode()
+        codes, rows, tf = self._live(vm, enc.indices.to_numpy(zero_copy_only=False), t.column(1).to_numpy(), t.column(2).to_numpy())
+        o = np.argsort(codes, kind="stable")
+        self.off = np.searchsorted(codes[o], np.arange(len(enc.dictionary) + 1))
+        self.term = {x: i for i, x in enumerate(enc.dictionary.to_pylist())}
+        self.rows, self.tf = rows[o], tf[o]
+        self.added: dict[str, list] = {}   # term -> [(rows, tf)] of chunks written since the load
+        self.n_added, self.gen, self.seen = 0, vm.gen, vm.n
+
+    @staticmethod
+    def _live(vm, codes, cid, tf):
+        rows = vm.rows_of(cid); ok = rows >= 0
+        return codes[ok], rows[ok].astype(np.int32), tf[ok].astype(np.int32)
+
+    def follow(self, con, vm: VectorMatrix) -> bool:
+        "Take in the postings of rows the matrix gained since; False when so much was added that a reload is better."
+        if vm.gen == self.gen: return True
+        if vm.n > self.seen:
+            t = fetch_roomy(con, "SELECT term, chunk_id, tf FROM postings WHERE chunk_id >= ?", [int(vm.ids[self.seen:vm.n].min())], arrow=True)
+            enc = t.column(0).combine_chunks().dictionary_encode()
+            codes, rows, tf = self._live(vm, enc.indices.to_numpy(zero_copy_only=False), t.column(1).to_numpy(), t.column(2).to_numpy())
+            new = rows >= self.seen; codes, rows, tf = codes[new], rows[new], tf[new]
+            names = enc.dictionary.to_pylist()
+            for c in np.unique(codes).tolist():
+                m = codes == c; self.added.setdefault(names[c], []).append((rows[m], tf[m]))
+            self.n_added += len(rows)
+        self.gen, self.seen = vm.gen, vm.n
+        return self.n_added <= len(self.rows) // 4 + 10_000
+
+    def get(self, vm: VectorMatrix, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        "(term position in `terms`, row, tf) of the live postings of `terms`."
+        t, r, f = [], [], []
+        for j, x in enumerate(terms):
+            parts = [(self.rows[self.off[i]:self.off[i + 1]], self.tf[self.off[i]:self.off[i + 1]])] if (i := self.term.get(x)) is not None else []
+            for rows, tf in parts + self.added.get(x, []):
+                ok = vm.alive[rows]
+                if not ok.all(): rows, tf = rows[ok], tf[ok]
+                t.append(np.full(len(rows), j)); r.append(rows); f.append(tf)
+        if not r: return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32)
+        return np.concatenate(t), np.concatenate(r).astype(np.int64), np.concatenate(f)
+
+def held_postings(con, vm: VectorMatrix, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    "(term position in `terms`, row, tf) of the live postings of `terms`: from memory up to `POSTINGS_HELD` postings, else from DuckDB (call holding `vm.lock`)."
+    hp = getattr(vm, "_postings", None)
+    if hp is None or not hp.follow(con, vm):
+        hp = vm._postings = HeldPostings(con, vm) if con.execute("SELECT count(*) FROM postings").fetchone()[0] <= POSTINGS_HELD else False
+    if hp: return hp.get(vm, terms)
+    t, cid, tf = postings_of(con, terms)
+    rows = vm.rows_of(cid); ok = rows >= 0
+    return t[ok], rows[ok], tf[ok]
+
 # %% ../nbs/06b_bm25.ipynb #246302dc
 def keyword_top(vm: VectorMatrix, t: np.ndarray, cid: np.ndarray, tf: np.ndarray, nterms: int, k: int,
                 pos: np.ndarray | None = None, # row positions in scope (None: every row)
-                g: float = 4.0, k1: float = 1.2, b: float = 0.75) -> list[tuple[int, float]]:
+                g: float = 4.0, k1: float = 1.2, b: float = 0.75,
+                rows: np.ndarray | None = None # the postings' row positions, when already mapped (then `cid` is unused)
+               ) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, score) from the postings (`t`, `cid`, `tf`), scored on the rows `vm` holds."
-    rows = vm.rows_of(cid); ok = rows >= 0
-    if not ok.all(): t, rows, tf = t[ok], rows[ok], tf[ok]
+    if rows is None:
+        rows = vm.rows_of(cid); ok = rows >= 0
+        if not ok.all(): t, rows, tf = t[ok], rows[ok], tf[ok]
     if not len(rows): return []
     n, avgdl, cc, nsrc, davgdl = vm.keyword_stats()
     tf, codes = tf.astype(np.float64), vm.src[rows]
@@ -55,12 +117,12 @@ def keyword_top(vm: VectorMatrix, t: np.ndarray, cid: np.ndarray, tf: np.ndarray
 
 # %% ../nbs/06b_bm25.ipynb #71cab834
 def held_keyword_search(con, db_key: str, terms: list[str], k: int, bases: list[str] | None = None,
-                        g: float = 4.0, k1: float = 1.2, b: float = 0.75) -> list[tuple[int, float]] | None:
+                        g: float = 4.0, k1: float = 1.2, b: float = 0.75, gen: str | None = None) -> list[tuple[int, float]] | None:
     "Top-`k` keyword hits from this process's rows, or None when it holds no matrix for `db_key`."
     if not held(db_key): return None
-    vm = vectors(con, db_key)
+    vm = vectors(con, db_key, gen=gen)
     if vm is None: return []
-    t, cid, tf = postings_of(con, terms)
     with vm.lock:
+        t, rows, tf = held_postings(con, vm, terms)
         pos = vm.rows_in(bases) if bases is not None else None
-        return keyword_top(vm, t, cid, tf, len(terms), k, pos, g, k1, b)
+        return keyword_top(vm, t, None, tf, len(terms), k, pos, g, k1, b, rows)

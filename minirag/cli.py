@@ -57,7 +57,8 @@ ENVIRONMENT = f"""environment (a flag overrides its variable):
   ALLOW_PRIVATE_URLS          1/true/yes/on lets ingest-url fetch private addresses (default: off)
   MINIRAG_LOCK_WAIT           seconds to wait while another process writes the index (default: 15)
   MINIRAG_WARM_UP             0 stops the MCP server loading the model and vectors in the background at start (default: 1)
-  MINIRAG_DUCKDB_MEMORY       DuckDB's memory cap, e.g. 256MB or 1GB (default: 512MB; 128MB in a process holding over 200k vectors)
+  MINIRAG_DUCKDB_MEMORY       DuckDB's memory cap, e.g. 256MB or 1GB (default: 512MB; 64MB in a process holding over 200k vectors)
+  MINIRAG_IDLE_CLOSE          seconds the MCP server keeps the idle index open; another process waiting gets it at once (default: 30)
   MINIRAG_DEBUG               1 shows the stack trace of an unexpected error"""
 
 EXAMPLES = {

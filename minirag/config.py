@@ -12,8 +12,8 @@ from pathlib import Path
 from platformdirs import user_cache_dir
 
 # %% auto #0
-__all__ = ['DEFAULT_MODEL', 'MAX_TOP_K', 'BUDGET_RANGE', 'DEFAULT_MAX_FILE_SIZE', 'MiniragError', 'ConfigError', 'IndexBusyError',
-           'installed_version', 'Config', 'is_system_dir', 'load_config']
+__all__ = ['DEFAULT_MODEL', 'MAX_TOP_K', 'BUDGET_RANGE', 'DEFAULT_MAX_FILE_SIZE', 'IDLE_CLOSE', 'MiniragError', 'ConfigError',
+           'IndexBusyError', 'idle_close_setting', 'installed_version', 'Config', 'is_system_dir', 'load_config']
 
 # %% ../nbs/00_config.ipynb #5c75fda4
 class MiniragError(ValueError):
@@ -34,6 +34,21 @@ _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 # Directories that are never a document root: indexing them would expose the system or secrets.
 _SYSTEM_DIRS = ["/", "/etc", "/proc", "/sys", "/usr", "/bin", "/sbin", "/boot", "/dev", "/lib", "/lib64",
                 "/var", "/run", "/root/.ssh", "~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gcloud", "~/.kube"]
+
+# %% ../nbs/00_config.ipynb #8db06d9d
+IDLE_CLOSE = 30.0    # seconds a long-lived process (the MCP server) keeps the idle index open (05_store)
+
+def idle_close_setting(env=None) -> float:
+    "MINIRAG_IDLE_CLOSE in seconds (≥ 0), else `IDLE_CLOSE`; a bad value is logged and the default used."
+    v = (os.environ if env is None else env).get("MINIRAG_IDLE_CLOSE", "").strip()
+    if not v: return IDLE_CLOSE
+    try:
+        x = float(v)
+        if x >= 0 and x == x and x != float("inf"): return x
+    except ValueError: pass
+    import logging
+    logging.getLogger("minirag").warning("MINIRAG_IDLE_CLOSE=%r is not a number of seconds ≥ 0; using %s", v[:40], IDLE_CLOSE)
+    return IDLE_CLOSE
 
 # %% ../nbs/00_config.ipynb #a1c0ffe1
 def installed_version() -> str:

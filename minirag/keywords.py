@@ -10,7 +10,7 @@ import re
 from collections import Counter
 
 # %% auto #0
-__all__ = ['MAX_TERM_LEN', 'STEM_SQL', 'STOPWORDS', 'raw_terms', 'term_counts', 'query_words']
+__all__ = ['MAX_TERM_LEN', 'STEM_SQL', 'STOPWORDS', 'raw_terms', 'term_counts', 'query_words', 'stem_terms']
 
 # %% ../nbs/05a_keywords.ipynb #928293ed
 _COMPOUND = re.compile(r"\w+(?:[.\-/]\w+)*")
@@ -60,3 +60,18 @@ def query_words(text: str) -> list[tuple[str, str]]:
     raw = list(dict.fromkeys(raw_terms(text)))
     content = [(t, l) for t, l in raw if not (l and t in STOPWORDS)]
     return content or raw
+
+# %% ../nbs/05a_keywords.ipynb #a06ea92d
+_STEMMERS: dict = {}
+
+def stem_terms(pairs) -> list[str]:
+    "Stems of (term, lang) pairs, the same as `STEM_SQL` stores: Snowball English/Russian, other terms verbatim."
+    out = []
+    for t, l in pairs:
+        if not l: out.append(t); continue
+        s = _STEMMERS.get(l)
+        if s is None:
+            from py_rust_stemmers import SnowballStemmer
+            s = _STEMMERS[l] = SnowballStemmer({"en": "english", "ru": "russian"}[l])
+        out.append(s.stem_word(t))
+    return out

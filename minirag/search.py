@@ -11,7 +11,7 @@ import os, re, threading
 from dataclasses import dataclass, field, asdict
 import numpy as np
 from .config import MiniragError, MAX_TOP_K
-from .keywords import raw_terms, query_words, STEM_SQL
+from .keywords import raw_terms, query_words, stem_terms, STEM_SQL
 from .security import scope_condition
 from .store import Store, get_meta, has_chunks_table, fetch_roomy, CHUNK_FIELDS
 from .bm25 import held_keyword_search
@@ -31,27 +31,26 @@ DOC_CONTEXT = 0.3   # share of a chunk's vector distance taken from its document
 
 def vector_search(con, db_key: str, qvec: np.ndarray, k: int, scope: str | None = None,
                   doc_context: float = 0.0, # 0 = nearest chunks; >0 = rank by (1-c)·d(chunk) + c·d(document's first chunk)
-                  raw: dict | None = None # filled with chunk id -> raw cosine distance of each hit
+                  raw: dict | None = None, # filled with chunk id -> raw cosine distance of each hit
+                  gen: str | None = None # the index's generation if already read (meta is read once per query)
                  ) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, cosine distance) pairs within `scope`: exact up to `vectors.COMPACT_ABOVE` chunks and for every scope, recall@10 ≥ 0.99 above."
-    return nearest(con, db_key, qvec, k, scope_bases(scope), doc_context, raw)   # this process's copy of the vectors, or one DuckDB scan (06a_vectors)
+    return nearest(con, db_key, qvec, k, scope_bases(scope), doc_context, raw, gen)   # this process's copy of the vectors, or one DuckDB scan (06a_vectors)
 
 # %% ../nbs/06_search.ipynb #ebf7d542
 K1, B = 1.2, 0.75
 
 def query_terms(con, query: str) -> list[str]:
-    "Distinct stemmed terms of a query."
-    raw = query_words(query)
-    if not raw: return []   # lists as parameters, not a registered table: registering imports pandas (0.3 s in a CLI call)
-    sql = f"SELECT DISTINCT {STEM_SQL} FROM (SELECT unnest(?::VARCHAR[]) AS term, unnest(?::VARCHAR[]) AS lang)"
-    return [r[0] for r in con.execute(sql, [[t for t, _ in raw], [l for _, l in raw]]).fetchall()]
+    "Distinct stemmed terms of a query (stemmed as `STEM_SQL` stores them, without a round trip: 05a_keywords)."
+    return list(dict.fromkeys(stem_terms(query_words(query))))
 
 DOC_BM25 = 4.0   # a chunk's BM25 is multiplied by 1 + DOC_BM25 × its document's BM25 / the best document's (tuned on the tuning half)
 
 def keyword_search(con, query: str, k: int, scope: str | None = None,
                    doc_weight: float | None = None, # None = DOC_BM25; 0 = chunk statistics only
                    db_key: str | None = None, # the index's key: a process holding its vectors scores in numpy (06b_bm25), same scores
-                   checked: bool = False # the caller knows the chunks table exists
+                   checked: bool = False, # the caller knows the chunks table exists
+                   gen: str | None = None # the index's generation if already read
                   ) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, score) pairs within `scope`: the chunk's BM25, raised by its document's BM25 (order within a document kept)."
     if not checked and not has_chunks_table(con): return []
@@ -59,7 +58,7 @@ def keyword_search(con, query: str, k: int, scope: str | None = None,
     if not terms: return []
     g = DOC_BM25 if doc_weight is None else float(doc_weight)
     if db_key is not None:
-        held = held_keyword_search(con, db_key, terms, k, scope_bases(scope), g, K1, B)
+        held = held_keyword_search(con, db_key, terms, k, scope_bases(scope), g, K1, B, gen)
         if held is not None: return held
     cond, ps = scope_condition(scope, "c.source")
     # document statistics: a document's term frequency is the sum over its chunks, its length its chunk count
@@ -242,22 +241,25 @@ _query_pool = ThreadPoolExecutor(2, thread_name_prefix="minirag-query-embed")
 
 def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: str | None = None, weight: float = 0.6,
                  grouping=None, max_distance=None, max_files=None, section_text=None, fusion: str | None = None,
-                 known_words=None # known_words(query) -> vocab_share (None = the model knows every word)
+                 known_words=None, # known_words(query) -> vocab_share (None = the model knows every word)
+                 meta: dict | None = None # the index's meta table when the caller has just read it (read once per query)
                 ) -> dict:
     "Run a hybrid query; `embed_query(text) -> vector`, `section_text(rows) -> str`, `fusion` None = RAG_FUSION."
     query, k = validate_query(query, top_k)
     fusion = fusion or default_fusion()
     window = candidate_window(k)
     with store.session() as con:
-        if not has_chunks_table(con): return dict(query=query, results=[], parents={}, sources=[])
+        if meta is None: meta = get_meta(con)
+        if "model_id" not in meta and not has_chunks_table(con): return dict(query=query, results=[], parents={}, sources=[])   # binding a model creates the table
+        gen = meta.get("generation", "0")
         # the query embedding (ONNX) and BM25 (DuckDB) both release the GIL: run them side by side
         fut = _query_pool.submit(embed_query, query) if weight < 1 else None
-        try: kw = keyword_search(con, query, window, scope, db_key=str(store.db_file), checked=True) if weight > 0 else []
+        try: kw = keyword_search(con, query, window, scope, db_key=str(store.db_file), checked=True, gen=gen) if weight > 0 else []
         except BaseException:
             if fut: fut.cancel()
             raise
         raw = {}
-        vec = vector_search(con, str(store.db_file), fut.result(), window, scope, DOC_CONTEXT, raw) if fut else []
+        vec = vector_search(con, str(store.db_file), fut.result(), window, scope, DOC_CONTEXT, raw, gen) if fut else []
         known = known_words(query) if (known_words and vec and kw and fusion == "adaptive") else 1.0
         hits = fuse_lists(vec, kw, weight, fusion, window, known)
         for h in hits:   # the response's distance is the raw cosine distance (R-Q2), not the ranking one

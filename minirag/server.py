@@ -13,7 +13,7 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from . import __version__
-from .config import Config, ConfigError, MiniragError, MAX_TOP_K, load_config, installed_version
+from .config import Config, ConfigError, MiniragError, MAX_TOP_K, load_config, installed_version, idle_close_setting
 
 # %% auto #0
 __all__ = ['INSTRUCTIONS', 'MAX_BUILTIN_INSTRUCTIONS', 'MAX_INSTRUCTIONS', 'TOOL_DESCRIPTIONS', 'TOOL_ANNOTATIONS', 'TOOL_NAMES',
@@ -284,9 +284,10 @@ def _out(model): return Annotated[CallToolResult, model]
 class Tools:
     "The eleven MCP tools over one lazily opened `Index`."
     def __init__(self, cfg: Config, # validated configuration (its `error`, if any, is reported by status)
-                 idle_close: float = 0.5, # seconds the index file stays open after a call
+                 idle_close: float | None = None, # seconds the idle index file stays open (None: MINIRAG_IDLE_CLOSE, else 30)
                  embedder=None): # an already loaded `Embedder` (tests), else loaded on first use
-        self.cfg, self.idle_close, self.embedder = cfg, idle_close, embedder
+        self.cfg, self.embedder = cfg, embedder
+        self.idle_close = idle_close_setting() if idle_close is None else idle_close
         self._ix, self._lock = None, threading.Lock()
         self._warm, self._imported, self._warm_lock, self._called = None, threading.Event(), threading.Lock(), False
         self._needed = threading.Event()   # a tool that embeds is waiting: the warm-up stops after its current step
@@ -424,7 +425,7 @@ class _Server(MCPServer):
             return tool_error(error_message(MiniragError(str(e))))
 
 def build_server(env: dict | None = None, # environment to read (default: os.environ)
-                 idle_close: float = 0.5, # seconds the index stays open after a call
+                 idle_close: float | None = None, # seconds the idle index stays open (None: MINIRAG_IDLE_CLOSE, else 30)
                  embedder=None, # an already loaded `Embedder` (tests)
                  **overrides) -> MCPServer: # load_config keyword overrides: base_dirs, db_path, cache_dir, model_name
     "The minirag MCP server: instructions and the eleven tools."

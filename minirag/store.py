@@ -6,7 +6,7 @@ Docs: https://example.invalid/minirag/store.html.md"""
 
 # %% ../nbs/05_store.ipynb #6fdd88e9
 from __future__ import annotations
-import errno, os, re, threading, time
+import errno, logging, os, re, threading, time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,8 +15,8 @@ from .config import MiniragError, IndexBusyError
 from .keywords import raw_terms, STEM_SQL
 
 # %% auto #0
-__all__ = ['DUCKDB_MEMORY', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'extension_path', 'limit_memory', 'memory_limit', 'fetch_roomy',
-           'connect', 'ensure_lookups', 'lookups_present', 'drop_lookups', 'has_source_key', 'migrate',
+__all__ = ['DUCKDB_MEMORY', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'WAITER_POLL', 'extension_path', 'limit_memory', 'memory_limit',
+           'fetch_roomy', 'connect', 'ensure_lookups', 'lookups_present', 'drop_lookups', 'has_source_key', 'migrate',
            'IndexUnavailableError', 'file_lock', 'file_unlock', 'Store', 'get_meta', 'set_meta', 'has_chunks_table',
            'ensure_model', 'SourceRecord', 'replace_sources', 'replace_source', 'delete_source', 'cluster_postings',
            'rename_source', 'source_rows', 'chunk_rows', 'record_failures', 'failure_rows', 'forget_failures']
@@ -179,13 +179,15 @@ def _write_refused(e: BaseException, db_file: Path) -> IndexUnavailableError | N
                                      "read-only); make it writable for this user, or set DB_PATH to a writable folder")
     return None
 
+WAITER_POLL = 0.05   # seconds between an idle holder's looks at the waiting file
 class Store:
     "The index file, opened on demand and released when idle."
     def __init__(self, db_file: str | Path, lock_wait: float | None = None, idle_close: float = 0.0, max_hold: float = 2.0):
         self.db_file = Path(db_file)
         self.lock_wait = float(os.environ.get("MINIRAG_LOCK_WAIT", 15)) if lock_wait is None else lock_wait
         self.idle_close, self.max_hold = idle_close, max_hold
-        self._con, self._opened, self._depth, self._timer, self._keyed = None, 0.0, 0, None, False
+        self._con, self._opened, self._depth, self._keyed = None, 0.0, 0, False
+        self._idle_since, self._watching = 0.0, False   # when the last operation ended; whether a thread watches the idle file
         self._lock = threading.RLock()
 
     def exists(self) -> bool: return self.db_file.exists()
@@ -246,7 +248,6 @@ class Store:
     def session(self):
         "A connection for one operation; nested uses share it."
         with self._lock:
-            if self._timer: self._timer.cancel(); self._timer = None
             if self._con is not None and self._depth == 0 and time.monotonic() - self._opened > self.max_hold and self.others_waiting():
                 self._close()
             if self._con is None:
@@ -258,14 +259,25 @@ class Store:
                 self._depth -= 1
                 if self._depth == 0:
                     if self.idle_close <= 0 or self.others_waiting(): self._close()
-                    else:
-                        self._timer = threading.Timer(self.idle_close, self._close); self._timer.daemon = True
-                        self._timer.start()
+                    else: self._idle_since = time.monotonic(); self._watch()
+
+    def _watch(self):
+        "Close the idle file after `idle_close` s, or within `WAITER_POLL` s of another process starting to wait (called holding the lock)."
+        if self._watching: return
+        self._watching = True
+        threading.Thread(target=self._watch_idle, name="minirag-index-idle", daemon=True).start()
+
+    def _watch_idle(self):
+        while True:
+            time.sleep(WAITER_POLL)
+            with self._lock:   # taken only between operations: a running one holds it
+                if self._con is not None and self._depth == 0 and (
+                        time.monotonic() - self._idle_since >= self.idle_close or self.others_waiting()):
+                    self._close()
+                if self._con is None: self._watching = False; return
 
     def close(self):
-        with self._lock:
-            if self._timer: self._timer.cancel(); self._timer = None
-            self._close()
+        with self._lock: self._close()
 
     @contextmanager
     def transaction(self):

@@ -247,9 +247,11 @@ class VectorMatrix:
 _cache: dict = {}
 _cache_lock = threading.Lock()
 
-def vectors(con, db_key: str, compact_above: int | None = None) -> VectorMatrix | None:
+def vectors(con, db_key: str, compact_above: int | None = None,
+            gen: str | None = None # the index's generation, when the caller has read it this operation (one meta read per query)
+           ) -> VectorMatrix | None:
     "The index's vectors in this process, refreshed when its generation changes (None before the first chunk)."
-    gen = get_meta(con).get("generation", "0")
+    if gen is None: gen = get_meta(con).get("generation", "0")
     with _cache_lock:
         vm = _cache.get(db_key)
         if vm is not None and vm.gen == gen: return vm
@@ -293,11 +295,12 @@ def sql_nearest(con, q: np.ndarray, k: int, bases: list[str] | None = None, doc_
     if raw is not None: raw.update((int(i), float(o)) for i, _, o in rows)
     return [(int(i), float(b)) for i, b, _ in rows]
 
-def nearest(con, db_key: str, q: np.ndarray, k: int, bases: list[str] | None = None, doc_context: float = 0.0, raw: dict | None = None) -> list[tuple[int, float]]:
+def nearest(con, db_key: str, q: np.ndarray, k: int, bases: list[str] | None = None, doc_context: float = 0.0, raw: dict | None = None,
+            gen: str | None = None) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, distance) from this process's matrix, or from DuckDB when the process holds none and does not keep one (`holds_vectors`)."
     if db_key not in _cache and not holds_vectors() and db_key not in _asked:   # a second question (eval) loads the matrix
         _asked.add(db_key)
         return sql_nearest(con, q, k, bases, doc_context, raw) if has_chunks_table(con) else []
-    vm = vectors(con, db_key)
+    vm = vectors(con, db_key, gen=gen)
     if vm is None: return []
     with vm.lock: return vm.search(q, k, bases, doc_context, raw)

@@ -229,3 +229,31 @@ def test_weight_ends_keep_their_meaning_with_informativeness():
     assert [h.chunk_id for h in fuse_lists(vec, kw, 0.0)][:3] == [0, 1, 2]
     assert [h.chunk_id for h in fuse_lists(vec, kw, 1.0)][:3] == [29, 28, 27]
     assert 0 < effective_weight(0.6, vec, kw) < 1
+
+
+def _words(texts) -> list[tuple[str, str]]:
+    from minirag.keywords import raw_terms
+    out = set()
+    for t in texts: out.update(raw_terms(t))
+    return sorted(out)
+
+def test_query_stems_equal_the_stored_stems_word_for_word():
+    "A query's words are stemmed in Python (py_rust_stemmers), postings in DuckDB (fts stem): any difference would lose matches."
+    import json, pyarrow as pa
+    from minirag.config import Config
+    from minirag.convert import convert_file
+    from minirag.keywords import stem_terms, STEM_SQL
+    from minirag.store import connect
+    data = Path(__file__).parent/"data"/"fidelity"
+    texts = [convert_file(p, Config(ocr_min_chars=0)).markdown for p in sorted(data.iterdir()) if p.suffix in (".pdf", ".epub", ".html", ".txt", ".docx", ".pptx")]
+    ev = Path(__file__).resolve().parents[2]/"shared"/"eval"   # the public eval corpora, when the checkout sits beside them
+    for f in sorted(ev.glob("*/corpus.jsonl")) + sorted(ev.glob("*/queries.jsonl")):
+        texts += [json.loads(l)["text"] for l in open(f, encoding="utf-8")]
+    words = _words(texts)
+    ru = sum(1 for _, l in words if l == "ru")
+    assert ru > 3000 and len(words) - ru > 5000, (len(words), ru)
+    con = connect(":memory:")
+    con.register("_t", pa.table({"term": [t for t, _ in words], "lang": [l for _, l in words]}))
+    stored = [r[0] for r in con.execute(f"SELECT {STEM_SQL} FROM _t").fetchall()]
+    differ = [(w, l, a, b) for (w, l), a, b in zip(words, stored, stem_terms(words)) if a != b]
+    assert differ == [], differ[:20]
