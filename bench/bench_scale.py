@@ -193,7 +193,9 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
     f.write_text("# New note\n\n" + "\n\n".join(texts[:10]))
     t = time.perf_counter(); ix.ingest(f); out["one_file_ingest_s"] = round(time.perf_counter() - t, 2)
     t = time.perf_counter(); ix.query(qs[0], 8); out["query_after_write_ms"] = ms(time.perf_counter() - t)
-    delete_source(ix.store, str(f)); f.unlink(); ix.close()
+    delete_source(ix.store, str(f)); f.unlink()
+    out["batch_ingest"] = batch_ingest(ix, root, texts)
+    ix.close()
     env = dict(os.environ, DB_PATH=str(db_dir), MODEL_NAME=str(model), CACHE_DIR=str(db_dir.parent/"models"), BASE_DIR=str(root))
     ts = []
     for q in qs[:cli_runs]:
@@ -204,6 +206,24 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
     out["cli_one_shot_s"] = round(statistics.median(ts), 2)
     out["load_end"] = round(load(), 2)
     return out
+
+def batch_ingest(ix, root: Path, texts: list[str], files: int = 40, per_file: int = 12) -> dict:
+    "A batch of new files into the big index (convert, chunk, embed, write), against the bare embedder on the same chunk texts."
+    from minirag.api import ingest_paths
+    from minirag.store import delete_source
+    d = root/"part38"/"zz-batch"; d.mkdir(parents=True, exist_ok=True)
+    for i in range(files):
+        (d/f"note{i:02d}.md").write_text(f"# Batch note {i}\n\n" + "\n\n".join(texts[100 + i * per_file:100 + (i + 1) * per_file]))
+    t = time.perf_counter(); r = ingest_paths(ix, [d]); dt = time.perf_counter() - t
+    assert r["ingested"] == files and not r["failed"], r
+    with ix.store.session() as con:
+        chunks = [x for (x,) in con.execute("SELECT text FROM chunks WHERE starts_with(source, ?)", [str(d) + "/"]).fetchall()]
+    emb = ix.engine.embedder
+    t = time.perf_counter(); emb.embed(chunks); raw = time.perf_counter() - t
+    for f in r["files"]: delete_source(ix.store, f)
+    shutil.rmtree(d)
+    return dict(files=files, chunks=len(chunks), ingest_s=round(dt, 2), chunks_per_s=round(len(chunks) / dt, 1),
+                embedder_chunks_per_s=round(len(chunks) / raw, 1), share_of_embedder=round(raw / dt, 3))
 
 def vss_compare(db_dir: Path, queries: list[str], model: Path) -> dict:
     "DuckDB's vss HNSW on the same vectors: build time, query time, recall@10 against exact, insert rate, scoped top-k."

@@ -8,7 +8,7 @@ Docs: https://example.invalid/minirag/bm25.html.md"""
 from __future__ import annotations
 from collections import OrderedDict
 import numpy as np
-from .vectors import VectorMatrix, vectors, held
+from .vectors import VectorMatrix, vectors, held, COMPACT_DUCKDB_MEMORY
 from .store import fetch_roomy
 
 # %% auto #0
@@ -28,32 +28,40 @@ POSTINGS_HELD = 8_000_000   # postings a process holds in memory (8 bytes each, 
 class HeldPostings:
     "Every posting of an index as row positions of its `VectorMatrix`, grouped by term; follows the matrix through writes."
     def __init__(self, con, vm: VectorMatrix):
-        t = fetch_roomy(con, "SELECT term, chunk_id, tf FROM postings", arrow=True)
-        enc = t.column(0).combine_chunks().dictionary_encode()
-        codes, rows, tf = self._live(vm, enc.indices.to_numpy(zero_copy_only=False), t.column(1).to_numpy(), t.column(2).to_numpy())
+        self.term: dict[str, int] = {}
+        codes, rows, tf = self._read(con, vm, "", [])
         o = np.argsort(codes, kind="stable")
-        self.off = np.searchsorted(codes[o], np.arange(len(enc.dictionary) + 1))
-        self.term = {x: i for i, x in enumerate(enc.dictionary.to_pylist())}
+        self.off = np.searchsorted(codes[o], np.arange(len(self.term) + 1))
         self.rows, self.tf = rows[o], tf[o]
-        self.added: dict[str, list] = {}   # term -> [(rows, tf)] of chunks written since the load
+        self.loaded = len(self.term)      # terms with a slice in rows/tf
+        self.added: dict[int, list] = {}   # term code -> [(rows, tf)] of chunks written since the load
         self.n_added, self.gen, self.seen = 0, vm.gen, vm.n
 
-    @staticmethod
-    def _live(vm, codes, cid, tf):
-        rows = vm.rows_of(cid); ok = rows >= 0
-        return codes[ok], rows[ok].astype(np.int32), tf[ok].astype(np.int32)
+    def _read(self, con, vm, where: str, params) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        "(term code in `self.term`, row, tf) of the live postings matching `where`, streamed under a small DuckDB cap."
+        limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+        con.execute(f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'")   # one pass over the table: do not leave it cached (+230 MB RSS at 100k chunks)
+        codes, rows, tfs = [], [], []
+        try:
+            con.execute(f"SELECT term, chunk_id, tf FROM postings {where}", params)
+            for b in con.to_arrow_reader(1 << 18):
+                enc = b.column(0).dictionary_encode()
+                lut = np.array([self.term.setdefault(x, len(self.term)) for x in enc.dictionary.to_pylist()], np.int32)
+                r = vm.rows_of(b.column(1).to_numpy()); ok = r >= 0
+                codes.append(lut[enc.indices.to_numpy(zero_copy_only=False)][ok]); rows.append(r[ok].astype(np.int32))
+                tfs.append(b.column(2).to_numpy(zero_copy_only=False)[ok].astype(np.int32))
+        finally: con.execute(f"SET memory_limit = '{limit}'")
+        if not codes: return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32)
+        return np.concatenate(codes), np.concatenate(rows), np.concatenate(tfs)
 
     def follow(self, con, vm: VectorMatrix) -> bool:
         "Take in the postings of rows the matrix gained since; False when so much was added that a reload is better."
         if vm.gen == self.gen: return True
         if vm.n > self.seen:
-            t = fetch_roomy(con, "SELECT term, chunk_id, tf FROM postings WHERE chunk_id >= ?", [int(vm.ids[self.seen:vm.n].min())], arrow=True)
-            enc = t.column(0).combine_chunks().dictionary_encode()
-            codes, rows, tf = self._live(vm, enc.indices.to_numpy(zero_copy_only=False), t.column(1).to_numpy(), t.column(2).to_numpy())
+            codes, rows, tf = self._read(con, vm, "WHERE chunk_id >= ?", [int(vm.ids[self.seen:vm.n].min())])
             new = rows >= self.seen; codes, rows, tf = codes[new], rows[new], tf[new]
-            names = enc.dictionary.to_pylist()
-            for c in np.unique(codes).tolist():
-                m = codes == c; self.added.setdefault(names[c], []).append((rows[m], tf[m]))
+            for c in np.unique(codes).tolist():   # by term code; terms first seen now get codes past the loaded ones
+                m = codes == c; self.added.setdefault(c, []).append((rows[m], tf[m]))
             self.n_added += len(rows)
         self.gen, self.seen = vm.gen, vm.n
         return self.n_added <= len(self.rows) // 4 + 10_000
@@ -62,8 +70,10 @@ class HeldPostings:
         "(term position in `terms`, row, tf) of the live postings of `terms`."
         t, r, f = [], [], []
         for j, x in enumerate(terms):
-            parts = [(self.rows[self.off[i]:self.off[i + 1]], self.tf[self.off[i]:self.off[i + 1]])] if (i := self.term.get(x)) is not None else []
-            for rows, tf in parts + self.added.get(x, []):
+            i = self.term.get(x)
+            if i is None: continue
+            parts = [(self.rows[self.off[i]:self.off[i + 1]], self.tf[self.off[i]:self.off[i + 1]])] if i < self.loaded else []
+            for rows, tf in parts + self.added.get(i, []):
                 ok = vm.alive[rows]
                 if not ok.all(): rows, tf = rows[ok], tf[ok]
                 t.append(np.full(len(rows), j)); r.append(rows); f.append(tf)
@@ -73,7 +83,7 @@ class HeldPostings:
 def held_postings(con, vm: VectorMatrix, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "(term position in `terms`, row, tf) of the live postings of `terms`: from memory up to `POSTINGS_HELD` postings, else from DuckDB (call holding `vm.lock`)."
     hp = getattr(vm, "_postings", None)
-    if hp is None or not hp.follow(con, vm):
+    if hp is None or (hp and not hp.follow(con, vm)):   # False: too many postings to hold, read per query
         hp = vm._postings = HeldPostings(con, vm) if con.execute("SELECT count(*) FROM postings").fetchone()[0] <= POSTINGS_HELD else False
     if hp: return hp.get(vm, terms)
     t, cid, tf = postings_of(con, terms)

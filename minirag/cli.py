@@ -11,8 +11,8 @@ from pathlib import Path
 from .config import MiniragError, DEFAULT_MODEL, BUDGET_RANGE, installed_version
 
 # %% auto #0
-__all__ = ['ENVIRONMENT', 'EXAMPLES', 'SCOPE_HELP', 'whole', 'fraction', 'fractions', 'UsageError', 'CliParser', 'build_parser',
-           'Progress', 'run', 'sample_docs_dir', 'main']
+__all__ = ['ENVIRONMENT', 'EXAMPLES', 'SCOPE_HELP', 'READ_ONLY_COMMANDS', 'whole', 'fraction', 'fractions', 'UsageError',
+           'CliParser', 'build_parser', 'Progress', 'run', 'sample_docs_dir', 'main']
 
 # %% ../nbs/14_cli.ipynb #1d2c9b50
 def whole(lo: int, hi: int | None = None):
@@ -348,8 +348,12 @@ def _demo(a, out, err, emit) -> int:
     return 1 if r["failed"] else 0
 
 # %% ../nbs/14_cli.ipynb #b3930a53
+READ_ONLY_COMMANDS = ("query", "read", "read-neighbors", "list", "status")
+
 def main(argv=None):
     "Console entry point: CLI with a subcommand, MCP server without."
+    if argv is None and sys.argv[1:2] and sys.argv[1] in READ_ONLY_COMMANDS and "pandas" not in sys.modules:
+        sys.modules["pandas"] = None   # a console process: DuckDB's parameter binding would import pandas (0.28 s) for nothing
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
         from minirag.server import serve

@@ -206,3 +206,19 @@ def test_demo_leaves_no_temp_folder(tmp_path, model_dir):
     assert r.returncode == 0 and "\n1. " in r.stdout, (r.stdout, r.stderr)
     # (fastembed's empty `fastembed_cache` and onnxruntime's `.ses` are theirs, created by any model load)
     assert [p.name for p in tmp.iterdir() if p.name not in ("fastembed_cache", ".ses")] == []
+
+
+def test_a_shell_query_does_not_import_pandas_and_still_answers(corpus):
+    "DuckDB's parameter binding imports pandas (0.3 s) when it is installed; a read-only console command blocks that, a called main() does not."
+    root, env = corpus
+    probe = ("import atexit, sys; atexit.register(lambda: print('PANDAS', sys.modules.get('pandas') is not None, file=sys.stderr)); "
+             "sys.argv = ['minirag-mcp', *sys.argv[1:]]; from minirag.cli import main; main()")
+    r = subprocess.run([sys.executable, "-c", probe, "query", "zebra stripes", "--json"], capture_output=True, text=True, cwd=root, env=env, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["results"][0]["source"].startswith(str(root/"b"))
+    assert "PANDAS False" in r.stderr, r.stderr
+    called = ("import sys; from minirag.cli import main\n"
+              "try: main(['query', 'zebra', '--json'])\nexcept SystemExit: pass\n"
+              "import pandas; print('PANDAS', pandas.__name__, file=sys.stderr)")
+    r = subprocess.run([sys.executable, "-c", called], capture_output=True, text=True, cwd=root, env=env, timeout=300)
+    assert "PANDAS pandas" in r.stderr, r.stderr   # nothing blocked for a caller that may want pandas afterwards
