@@ -280,6 +280,16 @@ class Store:
         with self._lock: self._close()
 
     @contextmanager
+    def kept_open(self, seconds: float = 30.0):
+        "Inside: keep the idle file open up to `seconds` between operations (unless another process waits), then back to `idle_close`."
+        with self._lock: old, self.idle_close = self.idle_close, max(self.idle_close, seconds)
+        try: yield self
+        finally:
+            with self._lock:
+                self.idle_close = old
+                if old <= 0 and self._depth == 0: self._close()
+
+    @contextmanager
     def transaction(self):
         "A session inside BEGIN … COMMIT (rolled back on error; a full disk or an unwritable folder is `IndexUnavailableError`)."
         with self.session() as con:

@@ -207,6 +207,10 @@ def ingest_files(eng: Engine, items, progress=None, done0: int = 0, total: int |
                  notes: list | None = None, # receives what conversion said about files that did ingest (not failures)
                 ) -> tuple[list[dict], list[str]]:
     "Ingest (path, root, known hash) items, each path once, with batched embedding and short writes; returns (ingested, failures)."
+    with eng.store.kept_open():   # one checkpoint for the run, not one per batch (05_store)
+        return _ingest_files(eng, items, progress, done0, total, context, notes)
+
+def _ingest_files(eng, items, progress, done0, total, context, notes):
     seen, uniq = set(), []
     for it in items:
         if str(it[0]) not in seen: seen.add(str(it[0])); uniq.append(it)
@@ -338,7 +342,7 @@ def sync(eng: Engine, path=None, progress=None, must_be_absolute: bool = False, 
     scope = sync_scope(cfg, path, must_be_absolute)
     t0 = time.monotonic()
     lock = lock or SyncLock(cfg.db_path)
-    with lock:
+    with lock, eng.store.kept_open():   # open once for the whole run: each close checkpoints (05_store)
         if progress: progress(0, 0, "scanning")
         ocr = _ocr.ocr_available()
         found = scan(cfg.roots, scanned_exts(), cfg.db_path, under=scope)

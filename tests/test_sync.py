@@ -275,3 +275,20 @@ def test_cli_sync_and_ingest_folder(root, model_dir, tmp_path):
     assert r.returncode == 0 and json.loads(r.stdout)["ingested"] == 2
     r = cli("sync", "sub", *common, cwd=root)
     assert r.returncode == 0 and r.stdout.startswith("ingested 0  skipped 2")
+
+
+def test_a_sync_opens_the_index_once_not_once_per_batch(index, root, monkeypatch):
+    "Closing DuckDB checkpoints, and a checkpoint rewrites the chunks table's last row group (2 s at 100k chunks): batches share one open."
+    from minirag.store import Store
+    for i in range(24): write(root, f"n/note{i:02d}.md", f"# Note {i}\n\nThe lighthouse keeper logged storm number {i} at dawn.\n")
+    monkeypatch.setattr(msync, "EMBED_BATCH_FILES", 4)   # six batches, six writes
+    opens, writes = [], []
+    real_open, real_write = Store._open, msync.replace_sources
+    monkeypatch.setattr(Store, "_open", lambda self: (opens.append(1), real_open(self))[1])
+    monkeypatch.setattr(msync, "replace_sources", lambda *a, **k: (writes.append(1), real_write(*a, **k))[1])
+    assert index.store.idle_close == 0                    # a one-shot process (the CLI) closes after each operation …
+    r = index.sync()
+    assert r["ingested"] == 24 and len(writes) >= 6, (r, len(writes))
+    assert len(opens) == 1, len(opens)                    # … but not between a sync's batches
+    assert index.store._con is None and index.store.idle_close == 0   # closed at the end, setting restored
+    assert [h["source"] for h in index.query("storm 17 lighthouse", 3)["results"]][0].endswith("note17.md")
