@@ -50,6 +50,10 @@ def idle_close_setting(env=None) -> float:
     logging.getLogger("minirag").warning("MINIRAG_IDLE_CLOSE=%r is not a number of seconds ≥ 0; using %s", v[:40], IDLE_CLOSE)
     return IDLE_CLOSE
 
+# %% ../nbs/00_config.ipynb #ddd6e10e
+for _v in ("ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED"):   # 1.32 reads the first, later releases the second
+    os.environ.setdefault(_v, "1")   # read by ONNX Runtime when its first session starts, after this import
+
 # %% ../nbs/00_config.ipynb #a1c0ffe1
 def installed_version() -> str:
     "The installed distribution's version (`minirag.__version__` when not installed)."

@@ -493,3 +493,24 @@ def test_corrupt_documents_fail_instead_of_being_indexed_as_text(index, root, na
     "R-Y5: a corrupt or mislabelled document is a failure, never its raw bytes in the index."
     (root/name).write_bytes(data)
     with pytest.raises(MiniragError): index.ingest(root/name)
+
+
+def test_ingest_and_query_write_nothing_in_the_home_folder(tmp_path, model_dir):
+    "ONNX Runtime ≥ 1.29 writes a device id and an event store under ~/.cache/Microsoft unless told not to: minirag tells it (00_config)."
+    import subprocess, sys
+    cli = str(Path(sys.executable).parent/"minirag-mcp")
+    def minimal_env(home):   # no CI variable: ONNX Runtime stays quiet in CI on its own, which would hide the problem
+        home.mkdir()
+        return {"PATH": os.environ["PATH"], "HOME": str(home), "LANG": "C.UTF-8"}
+    probe = f"import onnxruntime as o; o.InferenceSession({str(model_dir/'model.onnx')!r})"
+    bare = tmp_path/"bare-home"
+    subprocess.run([sys.executable, "-c", probe], env=minimal_env(bare), check=True, capture_output=True, timeout=120)
+    if not any(bare.rglob("*")): pytest.skip("this onnxruntime writes nothing to the home folder even without the opt-out")
+    home, root = tmp_path/"home", tmp_path/"docs"
+    write(root, "a.md", "# Harbour\n\nThe harbour crane lifts forty tonnes.\n")
+    env = dict(minimal_env(home), BASE_DIR=str(root), DB_PATH=str(tmp_path/"idx"), MODEL_NAME=str(model_dir), CACHE_DIR=str(model_dir.parent))
+    for args in (["ingest", str(root), "--json"], ["query", "crane", "--json"]):
+        r = subprocess.run([cli, *args], env=env, capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+    assert json.loads(r.stdout)["results"]
+    assert sorted(str(p.relative_to(home)) for p in home.rglob("*")) == []
