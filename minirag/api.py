@@ -19,7 +19,7 @@ from .security import resolve_in_roots, in_scope, scope_bases, scope_condition
 from .store import source_rows, chunk_rows, delete_source, get_meta, has_chunks_table, failure_rows
 
 # %% auto #0
-__all__ = ['MAX_NEIGHBORS', 'Index', 'ingest_paths']
+__all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'Index', 'ingest_paths']
 
 # %% ../nbs/10_api.ipynb #9f7394a2
 MAX_NEIGHBORS = 50
@@ -237,15 +237,17 @@ def _model_on_disk(emb) -> bool:
     try: return any(name in p.name.lower() for p in emb.cache_dir.iterdir())
     except OSError: return False
 
+WARM_QUERY = "how do I find the section that explains this setting in the documents"   # question-sized: the shapes and reads of a real one
+
 def _warm(self, stop=lambda: False) -> list[str]:
     "Load what the first query needs — imports, the model, its first inference, the vectors and index pages — writing nothing; `stop()` ends it between steps."
     cfg = self.cfg.check()
     emb, done = self.engine.embedder, []
     model = cfg.hybrid_weight < 1 and _model_on_disk(emb)
     steps = [("imports", lambda: preload(query_only=True))]
-    if model: steps += [("model", emb._load), ("inference", lambda: emb.embed_query("warm-up"))]   # an ONNX session's first run is the slow one
+    if model: steps += [("model", emb._load), ("inference", lambda: emb.embed_query(WARM_QUERY))]   # an ONNX session's first run is the slow one
     if self.store.exists():   # never creates the index: a fresh install stays untouched
-        steps.append(("index", lambda: self.query("warm-up", 1, weight=None if model else 1.0)))
+        steps.append(("index", lambda: self.query(WARM_QUERY, 8, weight=None if model else 1.0)))
     for name, step in steps:
         if stop(): break
         step(); done.append(name)
