@@ -14,7 +14,7 @@ from .config import MiniragError
 
 # %% auto #0
 __all__ = ['PACKAGED_MODEL', 'PRELOAD_MODULES', 'WRITE_MODULES', 'packaged_model_files', 'packaged_model_dir', 'local_model_info',
-           'Embedder', 'preload']
+           'batch_for', 'Embedder', 'preload']
 
 # %% ../nbs/04_embed.ipynb #d3e9fa52
 PACKAGED_MODEL = "all-MiniLM-L6-v2-int8"
@@ -68,6 +68,10 @@ def _quiet_fastembed():
         from loguru import logger
         logger.disable("fastembed")
     except ImportError: pass
+
+def batch_for(chars: int, batch: int = 32, tokens: int = 128) -> int:
+    "Texts per ONNX call when the longest has `chars` characters: attention memory grows with batch × length², so it is held at `batch` texts of `tokens` tokens (≈ 4 characters a token)."
+    return max(1, min(batch, int(batch * (tokens / max(chars / 4, tokens)) ** 2)))
 
 class Embedder:
     "A lazily loaded fastembed text-embedding model."
@@ -148,7 +152,10 @@ class Embedder:
         if not texts: return np.zeros((0, self.dim), dtype=np.float32)
         m = self._load()
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        vecs = list(m.embed([texts[i] for i in order], batch_size=self.batch_size))
+        vecs, i = [], 0
+        while i < len(order):   # shortest first; a run of long texts goes in smaller batches
+            size = batch_for(len(texts[order[min(i + self.batch_size, len(order)) - 1]]), self.batch_size)
+            vecs += list(m.embed([texts[j] for j in order[i:i + size]], batch_size=size)); i += size
         out = np.empty((len(texts), len(vecs[0])), dtype=np.float32)
         for i, v in zip(order, vecs): out[i] = v
         self.calls += len(texts)
