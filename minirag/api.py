@@ -111,7 +111,7 @@ def _query(self, query: str, top_k: int = 8, scope: str | list[str] | None = Non
     if isinstance(weight, bool) or w is None or not 0 <= w <= 1: raise MiniragError(f"weight={str(weight)[:40]} must be a number within 0.0..1.0")
     bases = scope_bases(scope)
     emb = self.engine.embedder
-    if w < 1: preload(query_only=True)   # the query is embedded in a worker thread: no first-time imports there (issue 18)
+    if w < 1: preload(query_only=True, model_name=cfg.model_name)   # the query is embedded in a worker thread: no first-time imports there (issue 18)
     known = lambda q: vocab_share(self.engine.counter.count, q)   # the model's vocabulary: words it splits say less (06_search)
     run = lambda meta=None: hybrid_query(self.store, emb.embed_query, query, top_k, bases, w, cfg.grouping, cfg.max_distance, cfg.max_files,
                                          rebuild_section, cfg.fusion, known, meta)
@@ -244,7 +244,7 @@ def _warm(self, stop=lambda: False) -> list[str]:
     cfg = self.cfg.check()
     emb, done = self.engine.embedder, []
     model = cfg.hybrid_weight < 1 and _model_on_disk(emb)
-    steps = [("imports", lambda: preload(query_only=True))]
+    steps = [("imports", lambda: preload(query_only=True, model_name=cfg.model_name))]
     if model: steps += [("model", emb._load), ("inference", lambda: emb.embed_query(WARM_QUERY))]   # an ONNX session's first run is the slow one
     if self.store.exists():   # never creates the index: a fresh install stays untouched
         steps.append(("index", lambda: self.query(WARM_QUERY, 8, weight=None if model else 1.0)))
@@ -261,7 +261,7 @@ def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None
     "Ingest files and folders (recursively, never deleting); returns counts, per-file warnings and the ingested files."
     from minirag.sync import ingest_files
     cfg = ix.cfg.check()
-    preload()   # before ingest_files starts its embedding thread (issue 18)
+    preload(model_name=cfg.model_name)   # before ingest_files starts its embedding thread (issue 18)
     todo, warnings = [], []
     for p in paths:
         real, root = resolve_in_roots(p, cfg.roots, must_be_absolute)
@@ -288,13 +288,13 @@ def _sync_path(path, must_be_absolute: bool):
 def _sync(self, path=None, progress=None, must_be_absolute: bool = False) -> dict:
     "Reconcile the index with the roots, or with one path inside them."
     _sync_path(path, must_be_absolute)
-    preload()   # before the embedding thread starts (issue 18)
+    preload(model_name=self.cfg.model_name)   # before the embedding thread starts (issue 18)
     return _syncmod.sync(self.engine, path, progress, must_be_absolute)
 
 def _sync_start(self, path=None, must_be_absolute: bool = False) -> dict:
     "Start a sync in the background; returns {jobId, state} at once."
     _sync_path(path, must_be_absolute)
-    preload()   # in the caller's thread, before the sync thread and its embedding thread start (issue 18)
+    preload(model_name=self.cfg.model_name)   # in the caller's thread, before the sync thread and its embedding thread start (issue 18)
     return _syncmod.jobs_of(self).start(self.engine, path, must_be_absolute)
 
 def _sync_status(self, job_id: str) -> dict:

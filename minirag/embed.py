@@ -6,15 +6,15 @@ Docs: https://example.invalid/minirag/embed.html.md"""
 
 # %% ../nbs/04_embed.ipynb #ef399b61
 from __future__ import annotations
-import hashlib, json, os, shutil, socket, threading
+import hashlib, json, os, shutil, socket, sys, threading
 from importlib import resources
 from pathlib import Path
 import numpy as np
 from .config import MiniragError
 
 # %% auto #0
-__all__ = ['PACKAGED_MODEL', 'PRELOAD_MODULES', 'WRITE_MODULES', 'packaged_model_files', 'packaged_model_dir', 'local_model_info',
-           'batch_for', 'Embedder', 'preload']
+__all__ = ['PACKAGED_MODEL', 'PRELOAD_MODULES', 'HOLD_MODULES', 'HUB_MODULES', 'WRITE_MODULES', 'packaged_model_files',
+           'packaged_model_dir', 'local_model_info', 'load_tokenizer', 'OnnxModel', 'batch_for', 'Embedder', 'preload']
 
 # %% ../nbs/04_embed.ipynb #d3e9fa52
 PACKAGED_MODEL = "all-MiniLM-L6-v2-int8"
@@ -59,9 +59,57 @@ def local_model_info(d: str | Path) -> dict:
         for block in iter(lambda: f.read(1 << 20), b""): h.update(block)
     return dict(model_file=str(onnx.relative_to(d)), dim=dim, model_id=f"local:{d.name}:{h.hexdigest()[:12]}")
 
+# %% ../nbs/04_embed.ipynb #69cc61a4
+def load_tokenizer(d: Path):
+    "The tokenizer of model directory `d`, cut at its context and padded to the longest text, as fastembed sets it up."
+    from tokenizers import AddedToken, Tokenizer
+    def read(name):
+        try: return json.loads((d/name).read_text()) if (d/name).is_file() else {}
+        except (OSError, ValueError): raise MiniragError(f"{d/name} is not valid JSON; restore the model's {name}")
+    if not (d/"tokenizer_config.json").is_file():
+        raise MiniragError(f"{d} lacks tokenizer_config.json; a local model directory needs it to know where to cut long texts")
+    tc, cfg, special = read("tokenizer_config.json"), read("config.json"), read("special_tokens_map.json")
+    ctx = [v for v in (tc.get("model_max_length"), tc.get("max_length")) if type(v) is int and 0 < v <= sys.maxsize]   # 1e30 = unknown
+    if not ctx: raise MiniragError(f"{d/'tokenizer_config.json'} has no usable model_max_length; set it to the model's context (e.g. 512)")
+    tok = Tokenizer.from_file(str(d/"tokenizer.json"))
+    tok.enable_truncation(max_length=min(ctx), direction=tc.get("truncation_side") or (tok.truncation or {}).get("direction", "right"))
+    for v in special.values():   # before the padding: the map may name a pad token tokenizer.json lacks
+        for t in (v if isinstance(v, list) else [v]): tok.add_special_tokens([t if isinstance(t, str) else AddedToken(**t)])
+    pad = tok.padding or {}
+    pad_token = pad.get("pad_token") or tc.get("pad_token")
+    pad_id = pad.get("pad_id", cfg.get("pad_token_id"))
+    if pad_id is None and pad_token is not None: pad_id = tok.token_to_id(pad_token)
+    if pad_token is None or pad_id is None: raise MiniragError(f"{d} names no pad token (tokenizer.json, tokenizer_config.json); the model cannot batch texts")
+    tok.enable_padding(direction=tc.get("padding_side") or pad.get("direction", "right"), pad_id=pad_id, pad_type_id=pad.get("pad_type_id", 0),
+                       pad_token=pad_token, pad_to_multiple_of=pad.get("pad_to_multiple_of"), length=None)
+    return tok
+
+class OnnxModel:
+    "A local sentence-embedding model run on ONNX Runtime: mean of the token vectors under the attention mask, unit length."
+    def __init__(self, d: Path, model_file: str, threads: int):
+        import onnxruntime as ort
+        self.tokenizer = load_tokenizer(d)
+        so = ort.SessionOptions()
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so.intra_op_num_threads = so.inter_op_num_threads = threads
+        self.session = ort.InferenceSession(str(d/model_file), sess_options=so, providers=["CPUExecutionProvider"])
+        self.inputs = {i.name for i in self.session.get_inputs()}
+
+    def embed(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
+        "One float32 unit vector per text, all in one ONNX call (the caller sizes the batch)."
+        enc = self.tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in enc], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
+        feed = {"input_ids": ids}
+        if "attention_mask" in self.inputs: feed["attention_mask"] = mask
+        if "token_type_ids" in self.inputs: feed["token_type_ids"] = np.zeros_like(ids)
+        out = self.session.run(None, feed)[0]
+        pooled = np.sum(out, axis=1, where=mask[:, :, None].astype(bool), dtype=np.float64) / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(out.dtype, copy=False)
+
 # %% ../nbs/04_embed.ipynb #27b343d9
 _lock = threading.Lock()
-_models: dict = {}   # (model_name, cache_dir) -> loaded fastembed model, once per process
+_models: dict = {}   # (model_name, cache_dir) -> (loaded model, info), once per process
 
 def _quiet_fastembed():
     try:
@@ -74,7 +122,7 @@ def batch_for(chars: int, batch: int = 32, tokens: int = 128) -> int:
     return max(1, min(batch, int(batch * (tokens / max(chars / 4, tokens)) ** 2)))
 
 class Embedder:
-    "A lazily loaded fastembed text-embedding model."
+    "A lazily loaded text-embedding model: a local directory runs on ONNX Runtime directly (`OnnxModel`), a model id through fastembed."
     def __init__(self, model_name: str, cache_dir: str | Path, threads: int | None = None, batch_size: int = 32):
         self.model_name, self.cache_dir = model_name, Path(cache_dir)
         self.threads, self.batch_size = threads or os.cpu_count() or 1, batch_size
@@ -104,28 +152,32 @@ class Embedder:
         if self._model is not None: return self._model
         key = (self.model_name, str(self.cache_dir))
         with _lock:
-            if key not in _models: _models[key] = self._load_fastembed()
+            if key not in _models: _models[key] = self._load_model()
         self._model, info = _models[key]
         self._info = self._info or info
         return self._model
 
-    def _load_fastembed(self):
-        _quiet_fastembed()
-        from fastembed import TextEmbedding
-        if self.is_local:
-            from fastembed.common.model_description import PoolingType, ModelSource
-            info = self.info()
-            alias = f"minirag/{info['model_id']}"
-            known = {m["model"] for m in TextEmbedding.list_supported_models()}
-            if alias not in known:
-                TextEmbedding.add_custom_model(model=alias, pooling=PoolingType.MEAN, normalization=True,
-                    sources=ModelSource(hf="minirag/local-model"), dim=info["dim"], model_file=info["model_file"])
-            try: m = TextEmbedding(alias, specific_model_path=info["model_dir"], threads=self.threads)
-            except Exception as e: raise MiniragError(f"could not load the local model in {info['model_dir']}: {str(e)[:200]}")
-            return m, info
-        return self._load_hub()
+    def load_in_background(self) -> threading.Thread | None:
+        "Start loading a local model in a thread: ONNX Runtime builds its session outside the GIL (0.2 s), so a one-shot query overlaps it with its imports and the keyword search. A failure is left to the first `embed`, which reports it."
+        if self._model is not None or not self.is_local: return None
+        import onnxruntime, tokenizers   # first-time imports stay in the calling thread (issue 18)
+        def load():
+            try: self._load()
+            except Exception: pass
+        # not a daemon: a process whose query ends early (empty index, an error) waits for it at exit; ONNX Runtime aborts the
+        # process if the interpreter is torn down under a session still being built ("terminate called without an active exception")
+        t = threading.Thread(target=load, name="minirag-model-load"); t.start()
+        return t
+
+    def _load_model(self):
+        if not self.is_local: return self._load_hub()
+        info = self.info()
+        try: return OnnxModel(Path(info["model_dir"]), info["model_file"], self.threads), info
+        except MiniragError: raise
+        except Exception as e: raise MiniragError(f"could not load the local model in {info['model_dir']}: {str(e)[:200]}")
 
     def _load_hub(self):
+        _quiet_fastembed()
         from fastembed import TextEmbedding
         supported = {m["model"]: m for m in TextEmbedding.list_supported_models()}
         if self.model_name not in supported:
@@ -166,18 +218,23 @@ class Embedder:
 # %% ../nbs/04_embed.ipynb #b0a7e102
 _preloaded: set = set()   # "query", "write": what this process has imported already
 _preload_lock = threading.Lock()
-PRELOAD_MODULES = ("numpy", "pyarrow", "duckdb", "duckdb_extension_fts", "loguru", "onnxruntime", "tokenizers", "fastembed")
+PRELOAD_MODULES = ("numpy", "duckdb", "duckdb_extension_fts", "onnxruntime", "tokenizers")
+HOLD_MODULES = ("pyarrow",)   # a process that keeps the vectors and postings reads them as Arrow batches; a CLI query does not
+HUB_MODULES = ("loguru", "fastembed")   # a model id runs through fastembed; a local directory does not import it
 WRITE_MODULES = ("pandas",)   # DuckDB's register imports pandas to check what it was given: only writes register tables
 
-def preload(query_only: bool = False):
+def preload(query_only: bool = False,
+            model_name: str | None = None # the configured model: fastembed is imported unless it is a local directory
+           ):
     "Do the first-time imports of the query (or query and ingest) stack in this thread, once per process, before worker threads start."
-    want = {"query"} if query_only else {"query", "write"}
+    want = ({"query"} if query_only else {"query", "write"}) | (set() if model_name and Path(os.path.expanduser(model_name)).is_dir() else {"hub"})
     if want <= _preloaded: return
     with _preload_lock:
         if want <= _preloaded: return
         import importlib, sysconfig
         sysconfig.get_config_vars()   # fill the lazily built dict before any other thread formats a path with it
-        for m in PRELOAD_MODULES + (() if query_only else WRITE_MODULES):
+        hold = not query_only or os.environ.get("MINIRAG_HOLD_VECTORS", "1") != "0"   # the switch `vectors.holds_vectors` reads
+        for m in PRELOAD_MODULES + (HOLD_MODULES if hold else ()) + (() if query_only else WRITE_MODULES) + (HUB_MODULES if "hub" in want else ()):
             try: importlib.import_module(m)
             except Exception: pass   # optional (pandas), or a broken install reported later where it is used, with a clear message
         if not query_only:
@@ -186,5 +243,5 @@ def preload(query_only: bool = False):
                 con = duckdb.connect()
                 con.register("_t", pyarrow.table({"a": [1]})); con.execute("SELECT a FROM _t").arrow(); con.close()
             except Exception: pass
-        _quiet_fastembed()
+        if "hub" in want: _quiet_fastembed()
         _preloaded.update(want)

@@ -389,7 +389,7 @@ def _warm_run(self):
     try:
         try:
             from minirag.embed import preload
-            preload(query_only=True)   # a later ingest or sync imports the rest before its own threads start
+            preload(query_only=True, model_name=self.cfg.model_name)   # a later ingest or sync imports the rest before its own threads start
             ix = None if self.cfg.error else self.index
         finally: self._imported.set()
         if ix is not None:

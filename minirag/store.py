@@ -10,7 +10,7 @@ import errno, logging, os, re, threading, time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-import duckdb, numpy as np, pyarrow as pa
+import duckdb, numpy as np   # pyarrow only where rows are written: a one-shot query never imports it (25–35 ms)
 from .config import MiniragError, IndexBusyError
 from .keywords import raw_terms, STEM_SQL
 
@@ -337,6 +337,7 @@ class SourceRecord:
     content_hash: str = ""; size: int = 0; mtime: float = 0.0; ocr_engine: str = ""; scheme: int = 0
 
 def _fsl(vecs: np.ndarray) -> pa.FixedSizeListArray:
+    import pyarrow as pa
     vecs = np.ascontiguousarray(vecs, dtype=np.float32)
     return pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), vecs.shape[1])
 
@@ -347,6 +348,7 @@ def _bump(con):
 
 def replace_sources(store: Store, items: list[tuple[SourceRecord, list[dict], np.ndarray]], model_id: str) -> list[int]:
     "Replace several sources in one transaction (one write for a batch of files); returns chunk counts."
+    import pyarrow as pa
     last = {rec.source: i for i, (rec, _, _) in enumerate(items)}
     if len(last) < len(items):   # one source once: the last version given wins, the counts still follow `items`
         n = replace_sources(store, [items[i] for i in sorted(last.values())], model_id)
@@ -457,6 +459,7 @@ def chunk_rows(store: Store, source: str, lo: int | None = None, hi: int | None 
 def record_failures(store: Store, items: list[tuple[str, str, int, float, str, str]]):
     "Remember (source, content_hash, size, mtime, reason, context) of files that failed, replacing earlier rows."
     if not items: return
+    import pyarrow as pa
     tbl = pa.table({"source": [i[0] for i in items], "content_hash": [i[1] for i in items],
                     "size": pa.array([i[2] for i in items], pa.int64()), "mtime": pa.array([float(i[3]) for i in items], pa.float64()),
                     "reason": [i[4] for i in items], "context": [i[5] for i in items]})

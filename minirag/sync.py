@@ -10,7 +10,6 @@ import os, sys, threading, time, uuid
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-import pyarrow as pa
 from . import __version__
 from .config import MiniragError, IndexBusyError
 from .convert import convert_file, scanned_exts
@@ -303,6 +302,7 @@ def _embed_all(eng, items, progress, notes, state, total, batch, nchunks, pendin
 COUNT_KEYS = ("ingested", "skipped", "moved", "deleted", "failed", "unreadable")
 
 def _touch(store, touch: list):
+    import pyarrow as pa
     tbl = pa.table({"source": [t[0] for t in touch], "size": [t[1] for t in touch], "mtime": [float(t[2]) for t in touch]})
     with store.transaction() as con:
         con.register("_touch", tbl)

@@ -284,7 +284,8 @@ def sql_nearest(con, q: np.ndarray, k: int, bases: list[str] | None = None, doc_
     q = np.asarray(q, np.float32)
     d = f"SELECT id, source, chunk_index, array_cosine_distance(emb, ?::FLOAT[{len(q)}]) AS d FROM chunks WHERE {cond}"
     c = float(doc_context)
-    if c: sql = (f"WITH d AS ({d}), h AS (SELECT source, arg_min(d, chunk_index) AS hd FROM d GROUP BY source) "
+    # MATERIALIZED: read twice (hits, and each source's opening), an inlined CTE scanned the vectors twice (0.57 → 0.43 s cold, 0.24 → 0.13 s warm at 100k)
+    if c: sql = (f"WITH d AS MATERIALIZED ({d}), h AS (SELECT source, arg_min(d, chunk_index) AS hd FROM d GROUP BY source) "
                  f"SELECT id, (1 - {c!r}) * d + {c!r} * hd AS b, d FROM d JOIN h USING (source) ORDER BY b, id LIMIT ?")
     else: sql = f"SELECT id, d, d FROM ({d}) ORDER BY d, id LIMIT ?"
     limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
