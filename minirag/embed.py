@@ -47,9 +47,10 @@ def local_model_info(d: str | Path) -> dict:
     d = Path(d)
     onnx = _onnx_file(d)
     missing = [n for n, ok in (("model.onnx (or model_optimized.onnx)", onnx), ("tokenizer.json", (d/"tokenizer.json").is_file()),
+                               ("tokenizer_config.json", (d/"tokenizer_config.json").is_file()),
                                ("config.json", (d/"config.json").is_file())) if not ok]
     if missing: raise MiniragError(f"MODEL_NAME={str(d)!r} is a directory but lacks {', '.join(missing)}; "
-                                   "a local model directory needs model.onnx, tokenizer.json and config.json")
+                                   "a local model directory needs model.onnx, tokenizer.json, tokenizer_config.json and config.json")
     try: cfg = json.loads((d/"config.json").read_text())
     except (OSError, ValueError): raise MiniragError(f"{d/'config.json'} is not valid JSON; restore the model's config.json")
     dim = cfg.get("hidden_size") or cfg.get("dim") or cfg.get("d_model")
@@ -182,7 +183,7 @@ class Embedder:
         supported = {m["model"]: m for m in TextEmbedding.list_supported_models()}
         if self.model_name not in supported:
             raise MiniragError(f"MODEL_NAME={self.model_name!r} is neither a fastembed model id nor a local model directory; "
-                               "use a supported id or a folder with model.onnx + tokenizer.json + config.json")
+                               "use a supported id or a folder with model.onnx + tokenizer.json + tokenizer_config.json + config.json")
         self.cache_dir.mkdir(parents=True, exist_ok=True)
         try: m = TextEmbedding(self.model_name, cache_dir=str(self.cache_dir), threads=self.threads, local_files_only=True)
         except Exception:
