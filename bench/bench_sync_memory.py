@@ -1,7 +1,8 @@
 """Peak memory of a sync of a real folder (issue 16: "a 500-file real corpus has been seen at 2.4 GB RSS").
 
-Syncs FOLDER into a temporary index with the packaged model and prints the peak and final resident memory, then every
-jump of more than 60 MB with the file that was about to be read (the jump happened while the files before it were
+Syncs FOLDER into a temporary index with the packaged model and prints the peak and final resident memory, the memory at
+each tenth of the files (flat = bounded by the batch, rising = growing with the corpus), then every jump of more than
+60 MB with the file that was about to be read (the jump happened while the files before it were
 converted, chunked, embedded or written).
 
     python bench/bench_sync_memory.py FOLDER
@@ -28,6 +29,8 @@ def main():
         r = ix.sync(progress=lambda done, total, current: log.append((rss(), Path(current).name)))
         print(json.dumps(dict(files=r["ingested"], failed=r["failed"], seconds=r["seconds"], chunks=ix.status()["chunkCount"],
                               peak_rss_mb=rss("VmHWM"), end_rss_mb=rss())))
+        marks = sorted({min(len(log) - 1, len(log) * k // 10) for k in range(1, 11)}) if log else []
+        print("  RSS at each tenth of the files: " + ", ".join(f"{log[i][0]} MB" for i in marks))   # a plateau = bounded by the batch
         prev = 0
         for m, name in log:
             if m - prev > 60: print(f"  +{m - prev} MB -> {m} MB before {name or '(end)'}")
