@@ -15,11 +15,12 @@ from .config import MiniragError, IndexBusyError
 from .keywords import raw_terms, STEM_SQL
 
 # %% auto #0
-__all__ = ['DUCKDB_MEMORY', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'WAITER_POLL', 'extension_path', 'limit_memory', 'memory_limit',
-           'fetch_roomy', 'connect', 'ensure_lookups', 'lookups_present', 'drop_lookups', 'has_source_key', 'migrate',
-           'IndexUnavailableError', 'file_lock', 'file_unlock', 'Store', 'get_meta', 'set_meta', 'has_chunks_table',
-           'ensure_model', 'SourceRecord', 'replace_sources', 'replace_source', 'delete_source', 'cluster_postings',
-           'rename_source', 'source_rows', 'chunk_rows', 'record_failures', 'failure_rows', 'forget_failures']
+__all__ = ['NO_COMPRESSION', 'DUCKDB_MEMORY', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'WAITER_POLL', 'extension_path', 'limit_memory',
+           'memory_limit', 'fetch_roomy', 'connect', 'ensure_lookups', 'lookups_present', 'drop_lookups',
+           'has_source_key', 'migrate', 'IndexUnavailableError', 'file_lock', 'file_unlock', 'Store', 'get_meta',
+           'set_meta', 'has_chunks_table', 'ensure_model', 'SourceRecord', 'replace_sources', 'replace_source',
+           'delete_source', 'cluster_postings', 'rename_source', 'source_rows', 'chunk_rows', 'record_failures',
+           'failure_rows', 'forget_failures']
 
 # %% ../nbs/05_store.ipynb #43bfb55d
 def extension_path(name: str) -> Path:
@@ -33,6 +34,9 @@ def extension_path(name: str) -> Path:
 # extensions come only from the installed wheels (extension_path), never from SQL: checking their signature cost ~130 ms per open
 _OFFLINE = {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "allow_unsigned_extensions": True}
 
+# DuckDB picked ALPRD for the vectors: at 100k chunks 229 MB where plain floats take 147, and the first scan of a process
+# (a one-shot query) 0.42 s where plain floats take 0.30 (warm 0.12 vs 0.05 s); ALP, its sibling, takes some vectors' segments
+NO_COMPRESSION = "alp,alprd"
 DUCKDB_MEMORY = "512MB"   # DuckDB's own default is 80 % of RAM: a sync's peak grew with the corpus (0.5 GB more by 100k chunks)
 _memory = {"limit": None}
 
@@ -62,6 +66,7 @@ def connect(path, read_only=False, extensions=("fts",)) -> duckdb.DuckDBPyConnec
     except (duckdb.InvalidInputException, duckdb.ParserException) as e:
         if lim and "memory" in str(e).lower(): raise MiniragError(f"MINIRAG_DUCKDB_MEMORY={lim!r} is not a memory size; use e.g. 256MB or 1GB") from None
         raise
+    if not read_only: con.execute(f"SET GLOBAL disabled_compression_methods = '{NO_COMPRESSION}'")   # applies at checkpoints (not as a connect option)
     for e in extensions: con.execute(f"LOAD '{extension_path(e)}'")
     return con
 
@@ -150,22 +155,35 @@ _PID = re.compile(r"PID (\d+)")
 class IndexUnavailableError(MiniragError):
     "The index cannot be opened or written at all (unopenable file, disk full): a sync stops instead of failing every file."
 
+def _fcntl():
+    "The POSIX `fcntl` module, or None (Windows)."
+    try: import fcntl; return fcntl
+    except ImportError: return None
+
 def file_lock(path: Path, shared: bool = False):
     "An open file holding a non-blocking shared or exclusive lock on `path` (release with `file_unlock`)."
-    import portalocker   # here, not at import: it loads the platform's fcntl / pywin32
     f = open(path, "a+b")
-    flags = (portalocker.LockFlags.SHARED if shared else portalocker.LockFlags.EXCLUSIVE) | portalocker.LockFlags.NON_BLOCKING
-    try: portalocker.lock(f, flags)
-    except portalocker.AlreadyLocked: f.close(); raise BlockingIOError(errno.EAGAIN, "held by another process", str(path)) from None
-    except portalocker.LockException as e: f.close(); raise OSError(errno.ENOLCK, str(e) or "cannot lock", str(path)) from None
+    try:
+        if (fc := _fcntl()) is not None:   # flock, as portalocker does here: importing it cost a one-shot query 30 ms
+            try: fc.flock(f.fileno(), (fc.LOCK_SH if shared else fc.LOCK_EX) | fc.LOCK_NB)
+            except BlockingIOError: raise BlockingIOError(errno.EAGAIN, "held by another process", str(path)) from None
+            except OSError as e: raise OSError(errno.ENOLCK, e.strerror or "cannot lock", str(path)) from None
+            return f
+        import portalocker   # Windows: LockFileEx
+        flags = (portalocker.LockFlags.SHARED if shared else portalocker.LockFlags.EXCLUSIVE) | portalocker.LockFlags.NON_BLOCKING
+        try: portalocker.lock(f, flags)
+        except portalocker.AlreadyLocked: raise BlockingIOError(errno.EAGAIN, "held by another process", str(path)) from None
+        except portalocker.LockException as e: raise OSError(errno.ENOLCK, str(e) or "cannot lock", str(path)) from None
+        return f
     except BaseException: f.close(); raise
-    return f
 
 def file_unlock(f):
     "Release a lock taken with `file_lock` and close its file."
     try:
-        import portalocker
-        portalocker.unlock(f)
+        if (fc := _fcntl()) is not None: fc.flock(f.fileno(), fc.LOCK_UN)
+        else:
+            import portalocker
+            portalocker.unlock(f)
     finally: f.close()
 
 def _write_refused(e: BaseException, db_file: Path) -> IndexUnavailableError | None:

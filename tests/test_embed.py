@@ -52,12 +52,12 @@ def test_local_model_vectors_are_fastembeds_bit_for_bit(model_dir):
     assert np.abs(whole - alone).max() < 1e-5
 
 def test_a_query_with_a_local_model_never_imports_fastembed(root, model_dir, tmp_path):
-    "fastembed's import (hub client, image modules) cost 0.2–0.3 s of every one-shot command."
+    "fastembed's import (hub client, image modules) cost 0.2–0.3 s of every one-shot command; portalocker's 30 ms (POSIX locks are flock, taken directly)."
     write(root, "refunds.md", "# Refunds\n\nAn overpayment is refunded within 10 days.\n")
     env = {k: os.environ[k] for k in ("PATH", "HOME") if k in os.environ}
     env.update(BASE_DIR=str(root), MODEL_NAME=str(model_dir), CACHE_DIR=str(model_dir.parent), DB_PATH=str(tmp_path/"idx"))
     code = ("import sys; from minirag.cli import run; c = run(sys.argv[1:]); "
-            "print(json.dumps(sorted(m for m in ('fastembed', 'huggingface_hub', 'loguru') if m in sys.modules)), file=sys.stderr); sys.exit(c)")
+            "print(json.dumps(sorted(m for m in ('fastembed', 'huggingface_hub', 'loguru', 'portalocker') if m in sys.modules)), file=sys.stderr); sys.exit(c)")
     for args in (["sync", "--json"], ["query", "overpayment refund", "--top-k", "1", "--json"]):
         p = subprocess.run([sys.executable, "-c", "import json; " + code, *args], capture_output=True, text=True, env=env, timeout=300)
         assert p.returncode == 0, p.stderr[-2000:]
