@@ -368,7 +368,7 @@ def main(argv=None):
     if not argv:
         from minirag.server import serve
         return serve()
-    os.environ.setdefault("MINIRAG_HOLD_VECTORS", "0")   # one command per process: one DuckDB scan beats loading every vector (06a_vectors)
+    os.environ.setdefault("MINIRAG_HOLD_VECTORS", "0")   # one command per process: the vector snapshot beside the index, or one DuckDB scan, beats loading every vector (06a_vectors)
     code = 0
     try:
         code = run(argv)

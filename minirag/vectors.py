@@ -6,14 +6,17 @@ Docs: https://example.invalid/minirag/vectors.html.md"""
 
 # %% ../nbs/06a_vectors.ipynb #093a92b6
 from __future__ import annotations
-import bisect, os, tempfile, threading
+import bisect, json, os, tempfile, threading, time
+from datetime import datetime
+from pathlib import Path
 import numpy as np
 from .security import scope_condition
 from .store import get_meta, has_chunks_table, limit_memory, memory_limit
 
 # %% auto #0
-__all__ = ['COMPACT_ABOVE', 'CANDIDATES', 'CANDIDATE_SHARE', 'COMPACT_DUCKDB_MEMORY', 'VectorMatrix', 'vectors', 'held',
-           'holds_vectors', 'sql_nearest', 'nearest']
+__all__ = ['COMPACT_ABOVE', 'CANDIDATES', 'CANDIDATE_SHARE', 'COMPACT_DUCKDB_MEMORY', 'SNAPSHOT_MAGIC', 'VectorMatrix', 'vectors',
+           'held', 'holds_vectors', 'sql_nearest', 'nearest', 'snapshot_path', 'save_snapshot', 'load_snapshot',
+           'one_shot_vectors']
 
 # %% ../nbs/06a_vectors.ipynb #46eb0cbd
 COMPACT_ABOVE = 200_000   # chunks; above this a process keeps int8 + sign bits in memory, float32 rows in a temp file
@@ -300,7 +303,98 @@ def nearest(con, db_key: str, q: np.ndarray, k: int, bases: list[str] | None = N
     "Top-`k` (chunk id, distance) from this process's matrix, or from DuckDB when the process holds none and does not keep one (`holds_vectors`)."
     if db_key not in _cache and not holds_vectors() and db_key not in _asked:   # a second question (eval) loads the matrix
         _asked.add(db_key)
-        return sql_nearest(con, q, k, bases, doc_context, raw) if has_chunks_table(con) else []
+        if not has_chunks_table(con): return []
+        vm = one_shot_vectors(con, db_key, gen)   # the snapshot beside the index, brought up to date (below)
+        if vm is None: return sql_nearest(con, q, k, bases, doc_context, raw)
+        with vm.lock: return vm.search(q, k, bases, doc_context, raw)
     vm = vectors(con, db_key, gen=gen)
     if vm is None: return []
     with vm.lock: return vm.search(q, k, bases, doc_context, raw)
+
+# %% ../nbs/06a_vectors.ipynb #05007e84
+SNAPSHOT_MAGIC = b"minirag vectors 1\n"
+_SNAP_ARRAYS = ("ids", "src", "alive", "cidx", "kwlen", "f32")
+_SNAP_DTYPES = dict(ids=np.int64, src=np.int32, alive=np.bool_, cidx=np.int32, kwlen=np.int32, f32=np.float32, head=np.int64)
+
+def snapshot_path(db_key: str) -> Path | None:
+    "`index.vectors` beside the index file `db_key` (None for a key that names no index file)."
+    p = Path(db_key)
+    return p.with_suffix(".vectors") if p.suffix == ".duckdb" else None
+
+def _data_start(header: bytes) -> int: return -(-(len(SNAPSHOT_MAGIC) + 8 + len(header)) // 64) * 64
+
+def save_snapshot(vm: VectorMatrix, path: Path) -> bool:
+    "Write a float32 matrix to `path` (a temporary file renamed over it: a reader sees the old file or the new one); False if refused."
+    if vm.compact: return False
+    arrays = {name: np.ascontiguousarray(getattr(vm, name)[:vm.n]) for name in _SNAP_ARRAYS}
+    arrays["head"] = np.ascontiguousarray(vm.head[:vm._ncodes])
+    layout, off = {}, 0
+    for name, a in arrays.items(): layout[name] = (a.dtype.str, list(a.shape), off); off += -(-a.nbytes // 64) * 64
+    stamps = [[s, c, None if t is None else t.isoformat()] for s, (c, t) in vm.stamps.items()]
+    header = json.dumps(dict(dim=vm.dim, n=vm.n, ncodes=vm._ncodes, stamps=stamps, arrays=layout)).encode()
+    base, tmp = _data_start(header), None
+    for old in path.parent.glob(".vectors-*"):   # left by a process killed while writing
+        try:
+            if time.time() - old.stat().st_mtime > 600: old.unlink()
+        except OSError: pass
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".vectors-", dir=path.parent)
+        os.chmod(tmp, os.stat(path.with_suffix(".duckdb")).st_mode & 0o777)   # readable by whoever can read the index
+        with os.fdopen(fd, "wb") as f:
+            f.write(SNAPSHOT_MAGIC + len(header).to_bytes(8, "little") + header)
+            for name, a in arrays.items(): f.seek(base + layout[name][2]); f.write(a.data)
+            f.truncate(base + off)
+        os.replace(tmp, path); return True
+    except OSError:   # a full disk, a read-only folder, a Windows reader holding the old file: the next process scans instead
+        if tmp:
+            try: os.unlink(tmp)
+            except OSError: pass
+        return False
+
+def load_snapshot(path: Path, dim: int) -> VectorMatrix | None:
+    "The matrix saved at `path`; None if it is missing, of another dimension, or not whole."
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if f.read(len(SNAPSHOT_MAGIC)) != SNAPSHOT_MAGIC: return None
+            hlen = int.from_bytes(f.read(8), "little")
+            if hlen > size: return None
+            header = f.read(hlen); h = json.loads(header)
+            if h["dim"] != dim: return None
+            base, got = _data_start(header), {}
+            if set(h["arrays"]) != set(_SNAP_DTYPES): return None
+            for name, (dt, shape, off) in h["arrays"].items():
+                if np.dtype(dt) != _SNAP_DTYPES[name]: return None
+                a = np.empty(shape, _SNAP_DTYPES[name])
+                if base + off + a.nbytes > size: return None
+                f.seek(base + off)
+                if f.readinto(memoryview(a).cast("B")) != a.nbytes: return None
+                got[name] = a
+    except (OSError, ValueError, KeyError, TypeError): return None
+    n, ncodes = int(h["n"]), int(h["ncodes"])
+    if any(len(got[x]) != n for x in _SNAP_ARRAYS) or got["f32"].shape != (n, dim) or len(got["head"]) != ncodes: return None
+    if n and (got["src"].min() < 0 or got["src"].max() >= ncodes): return None
+    vm = VectorMatrix(dim, False)
+    for name, a in got.items(): setattr(vm, name, a)
+    vm.n, vm._ncodes, vm._known_heads = n, ncodes, ncodes
+    vm.stamps = {s: (int(c), None if t is None else datetime.fromisoformat(t)) for s, c, t in h["stamps"]}
+    return vm
+
+def one_shot_vectors(con, db_key: str, gen: str | None = None) -> VectorMatrix | None:
+    "Vectors for a process that holds none: the snapshot brought up to date, else a full load saved for the next process; None (scan instead) above COMPACT_ABOVE chunks or with no snapshot and no writable folder."
+    path = snapshot_path(db_key)
+    if path is None: return None
+    meta = get_meta(con)
+    gen = meta.get("generation", "0") if gen is None else gen
+    if con.execute("SELECT count(*) FROM chunks").fetchone()[0] > COMPACT_ABOVE: return None
+    vm = load_snapshot(path, int(meta.get("dim", 0)))
+    if vm is not None:
+        before = (vm.n, int(vm.alive[:vm.n].sum()))
+        if vm.refresh(con, gen):
+            if (vm.n, int(vm.alive[:vm.n].sum())) != before: save_snapshot(vm, path)
+            with _cache_lock: _cache[db_key] = vm
+            return vm
+    if not os.access(path.parent, os.W_OK): return None   # nothing can be kept: a DuckDB scan per query beats a full load per query
+    vm = vectors(con, db_key, gen=gen)
+    if vm is not None: save_snapshot(vm, path)
+    return vm

@@ -222,3 +222,31 @@ def test_a_shell_query_does_not_import_pandas_and_still_answers(corpus):
               "import pandas; print('PANDAS', pandas.__name__, file=sys.stderr)")
     r = subprocess.run([sys.executable, "-c", called], capture_output=True, text=True, cwd=root, env=env, timeout=300)
     assert "PANDAS pandas" in r.stderr, r.stderr   # nothing blocked for a caller that may want pandas afterwards
+
+# ---- the vector snapshot one-shot queries keep beside the index (06a_vectors) --------------------------------
+
+def test_one_shot_queries_keep_a_vector_snapshot_that_never_serves_an_old_text(tmp_path, model_dir):
+    root = Path(os.path.realpath(tmp_path))/"docs"
+    for n, t in DOCS.items(): write(root, n, t)
+    env = _env(root, tmp_path/"idx", model_dir)
+    snap = tmp_path/"idx"/"index.vectors"
+    def vector_top(q, **extra):
+        r = cli("query", q, "--weight", "0", "--top-k", "3", "--json", cwd=root, env=dict(env, **extra))
+        assert r.returncode == 0, r.stderr
+        return [(h["source"], h["text"], h["distance"]) for h in json.loads(r.stdout)["results"]]
+    assert cli("sync", "--json", cwd=root, env=env).returncode == 0
+    first = vector_top("zebra crossings")
+    assert snap.is_file()
+    assert vector_top("zebra crossings") == first == vector_top("zebra crossings", MINIRAG_HOLD_VECTORS="1")   # snapshot = a loaded matrix
+    new = write(root, "c/keeper.md", "# Lighthouse\n\nThe lighthouse keeper polishes the brass lamp every evening.\n")
+    assert cli("ingest", str(new), "--json", cwd=root, env=env).returncode == 0
+    assert vector_top("lighthouse keeper lamp")[0][0] == str(new)   # the stale snapshot follows a one-file ingest
+    write(root, "c/keeper.md", "# Basalt\n\nVolcanic basalt columns form as thick lava cools and cracks.\n")
+    assert cli("sync", "--json", cwd=root, env=env).returncode == 0
+    hits = vector_top("lighthouse keeper lamp")
+    assert not any("lighthouse" in t for _, t, _ in hits), hits   # the rewritten file's old text is gone
+    assert vector_top("volcanic basalt lava")[0][0] == str(new)
+    new.unlink()
+    assert cli("sync", "--json", cwd=root, env=env).returncode == 0
+    assert str(new) not in {s for s, _, _ in vector_top("volcanic basalt lava")}
+    assert vector_top("zebra stripes") == vector_top("zebra stripes", MINIRAG_HOLD_VECTORS="1")

@@ -72,3 +72,66 @@ def test_one_question_processes_scan_in_duckdb(store, monkeypatch):
         assert all(abs(raw[i] - own[i]) < 1e-6 for i, _ in got)
         V.nearest(con, "one-shot", q, 10)   # a second question: now the process keeps a matrix
         assert "one-shot" in V._cache
+
+# ---- the snapshot a one-shot process keeps beside the index (06a_vectors) -----------------------------------------------
+
+def _one_shot(store, q, k=10, bases=None, c=0.0):
+    "What a new CLI process does: no matrix held, nothing asked yet."
+    key = str(store.db_file)
+    V._cache.pop(key, None); V._asked.discard(key)
+    with store.session() as con: return [i for i, _ in V.nearest(con, key, q, k, bases, c)]
+
+def test_a_one_shot_process_keeps_a_snapshot_that_follows_every_write(store, monkeypatch):
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
+    snap, rng, qs = V.snapshot_path(str(store.db_file)), np.random.default_rng(5), _queries(4)
+    assert not snap.exists()
+    with store.session() as con: assert _one_shot(store, qs[0], c=0.3) == _exact(con, qs[0], 10, None, 0.3)
+    assert snap.exists() and snap.stat().st_mode & 0o777 == store.db_file.stat().st_mode & 0o777
+    saved = snap.stat().st_mtime_ns
+    _one_shot(store, qs[1])
+    assert snap.stat().st_mtime_ns == saved   # unchanged index: read, not written
+    _add(store, rng, "a/doc01.md", 12)   # re-ingest: fewer chunks, new vectors
+    _add(store, rng, "c/new.md", 7)
+    delete_source(store, "/docs/b/doc30.md")
+    rename_source(store, "/docs/b/doc31.md", "/docs/d/doc31.md", "/docs")
+    with store.session() as con:
+        for q in qs:
+            assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
+            assert _one_shot(store, q, 5, ["/docs/c/new.md"]) == _exact(con, q, 5, "/docs/c/new.md")
+            assert _one_shot(store, q, 10, ["/docs/d"]) == _exact(con, q, 10, "/docs/d/")
+            assert _one_shot(store, q, 5, ["/docs/b/doc30.md"]) == []
+            assert _one_shot(store, q, 5, ["/docs/b/doc31.md"]) == []
+    assert snap.stat().st_mtime_ns != saved   # brought up to date once, and saved for the next process
+    assert not list(snap.parent.glob(".vectors-*"))
+
+def test_a_snapshot_of_another_index_or_a_damaged_one_is_never_trusted(store, tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
+    other = Store(tmp_path/"other"/"index.duckdb"); rng = np.random.default_rng(9)
+    for i in range(40): _add(other, rng, f"{'a' if i < 4 else 'b'}/doc{i:02d}.md", 30)   # same names and sizes, other vectors
+    q, snap = _queries(1)[0], V.snapshot_path(str(store.db_file))
+    _one_shot(other, q)
+    good = lambda: _exact(con, q, 10, None, 0.3)
+    damaged = [V.snapshot_path(str(other.db_file)).read_bytes(), b"", b"minirag vectors 1\n" + b"\xff" * 100, b"not a snapshot at all"]
+    whole = damaged[0]
+    damaged += [whole[:len(whole) // 2], whole.replace(b'"dim": 384', b'"dim": 385', 1), whole.replace(b'"<f4"', b'"|O8"', 1)]
+    with store.session() as con:
+        for bad in damaged:
+            snap.write_bytes(bad)
+            assert _one_shot(store, q, c=0.3) == good()
+            assert V.load_snapshot(snap, DIM) is not None   # replaced by one of this index
+    other.close()
+
+def test_a_snapshot_that_cannot_be_written_still_answers(store, monkeypatch):
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
+    snap = V.snapshot_path(str(store.db_file)); snap.mkdir()   # in the way: neither readable as a file nor replaceable
+    q = _queries(1)[0]
+    with store.session() as con:
+        for _ in range(2): assert _one_shot(store, q) == _exact(con, q, 10)
+    assert snap.is_dir() and not list(snap.parent.glob(".vectors-*"))
+
+def test_above_the_compact_size_one_shot_processes_scan(store, monkeypatch):
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
+    monkeypatch.setattr(V, "COMPACT_ABOVE", 100)   # a snapshot would be the full float32 matrix: 1.5 GB at 1M chunks
+    q = _queries(1)[0]
+    with store.session() as con: assert _one_shot(store, q, 10, ["/docs/a"]) == _exact(con, q, 10, "/docs/a/")
+    assert not V.snapshot_path(str(store.db_file)).exists() and str(store.db_file) not in V._cache
