@@ -15,12 +15,12 @@ from .config import MiniragError, IndexBusyError
 from .keywords import raw_terms, STEM_SQL
 
 # %% auto #0
-__all__ = ['NO_COMPRESSION', 'DUCKDB_MEMORY', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'WAITER_POLL', 'extension_path', 'limit_memory',
-           'memory_limit', 'fetch_roomy', 'connect', 'ensure_lookups', 'lookups_present', 'drop_lookups',
-           'has_source_key', 'migrate', 'IndexUnavailableError', 'file_lock', 'file_unlock', 'Store', 'get_meta',
-           'set_meta', 'has_chunks_table', 'ensure_model', 'SourceRecord', 'replace_sources', 'replace_source',
-           'delete_source', 'cluster_postings', 'rename_source', 'source_rows', 'chunk_rows', 'record_failures',
-           'failure_rows', 'forget_failures']
+__all__ = ['NO_COMPRESSION', 'SYNC_DUCKDB_MEMORY', 'DUCKDB_MEMORY', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'WAITER_POLL',
+           'extension_path', 'limit_memory', 'memory_limit', 'fetch_roomy', 'connect', 'ensure_lookups',
+           'lookups_present', 'drop_lookups', 'has_source_key', 'migrate', 'IndexUnavailableError', 'file_lock',
+           'file_unlock', 'Store', 'get_meta', 'set_meta', 'has_chunks_table', 'ensure_model', 'SourceRecord',
+           'replace_sources', 'replace_source', 'delete_source', 'cluster_postings', 'rename_source', 'source_rows',
+           'chunk_rows', 'record_failures', 'failure_rows', 'forget_failures']
 
 # %% ../nbs/05_store.ipynb #43bfb55d
 def extension_path(name: str) -> Path:
@@ -37,8 +37,11 @@ _OFFLINE = {"autoinstall_known_extensions": False, "autoload_known_extensions": 
 # DuckDB picked ALPRD for the vectors: at 100k chunks 229 MB where plain floats take 147, and the first scan of a process
 # (a one-shot query) 0.42 s where plain floats take 0.30 (warm 0.12 vs 0.05 s); ALP, its sibling, takes some vectors' segments
 NO_COMPRESSION = "alp,alprd"
+SYNC_DUCKDB_MEMORY = "128MB"   # while a sync or an ingest writes (`Store.memory_capped`): DuckDB kept ~240 MB of blocks
+# it had written; peak RSS of a sync of the 419-file real corpus 1,240 → 851 MB, as fast; writes and lookup builds at 1M chunks run under 64 MB
 DUCKDB_MEMORY = "512MB"   # DuckDB's own default is 80 % of RAM: a sync's peak grew with the corpus (0.5 GB more by 100k chunks)
 _memory = {"limit": None}
+_caps: dict[int, str] = {}   # id(connection) -> its own cap while a `Store.memory_capped` block runs
 
 def limit_memory(limit: str | None):
     "Cap DuckDB's memory (its cache of table blocks included) in every connection this process opens from now on; None = DUCKDB_MEMORY."
@@ -52,12 +55,12 @@ def fetch_roomy(con, sql: str, params=(), arrow: bool = False):
     "Run a read and fetch its rows (or an Arrow table); if the capped memory is too small for it, run it once more under DUCKDB_MEMORY."
     def run(): r = con.execute(sql, list(params)); return r.to_arrow_table() if arrow else r.fetchall()
     try: return run()
-    except duckdb.OutOfMemoryException:   # a small cap (a process holding a large matrix) meets an unusually large read
-        roomy = os.environ.get("MINIRAG_DUCKDB_MEMORY") or DUCKDB_MEMORY
-        if roomy == memory_limit(): raise   # the cap in force is already the roomy one
+    except duckdb.OutOfMemoryException:   # a small cap (a process holding a large matrix, a sync) meets an unusually large read
+        roomy, cap = os.environ.get("MINIRAG_DUCKDB_MEMORY") or DUCKDB_MEMORY, _caps.get(id(con)) or memory_limit()
+        if roomy == cap: raise   # the cap in force is already the roomy one
         con.execute(f"SET memory_limit = '{roomy}'")
         try: return run()
-        finally: con.execute(f"SET memory_limit = '{memory_limit()}'")
+        finally: con.execute(f"SET memory_limit = '{cap}'")   # the process's cap, or a sync's
 
 def connect(path, read_only=False, extensions=("fts",)) -> duckdb.DuckDBPyConnection:
     "Open a DuckDB connection with our extensions loaded from disk."
@@ -206,6 +209,7 @@ class Store:
         self.idle_close, self.max_hold = idle_close, max_hold
         self._con, self._opened, self._depth, self._keyed = None, 0.0, 0, False
         self._idle_since, self._watching = 0.0, False   # when the last operation ended; whether a thread watches the idle file
+        self._cap = None   # DuckDB's memory cap while inside `memory_capped` (connections opened meanwhile get it too)
         self._lock = threading.RLock()
 
     def exists(self) -> bool: return self.db_file.exists()
@@ -233,7 +237,9 @@ class Store:
             while True:
                 try:
                     replay = wal.exists() and wal.stat().st_size > 0   # a process that wrote was killed: DuckDB replays its log now
-                    con = connect(self.db_file); break
+                    con = connect(self.db_file)
+                    if self._cap: con.execute(f"SET memory_limit = '{self._cap}'"); _caps[id(con)] = self._cap
+                    break
                 except duckdb.IOException as e:
                     if "lock" not in str(e).lower(): raise IndexUnavailableError(f"cannot open the index {self.db_file}: {str(e)[:200]}")
                     err = e
@@ -259,6 +265,7 @@ class Store:
     def _close(self):
         with self._lock:
             if self._con is not None and self._depth == 0:
+                _caps.pop(id(self._con), None)
                 try: self._con.close()
                 finally: self._con = None
 
@@ -306,6 +313,19 @@ class Store:
             with self._lock:
                 self.idle_close = old
                 if old <= 0 and self._depth == 0: self._close()
+
+    @contextmanager
+    def memory_capped(self, limit: str):
+        "Inside: DuckDB capped at `limit` in this store's connection, unless MINIRAG_DUCKDB_MEMORY or a process cap (`limit_memory`) is set."
+        if memory_limit() != DUCKDB_MEMORY: yield self; return
+        with self._lock:
+            self._cap = limit
+            if self._con is not None: self._con.execute(f"SET memory_limit = '{limit}'"); _caps[id(self._con)] = limit
+        try: yield self
+        finally:
+            with self._lock:
+                self._cap = None
+                if self._con is not None: self._con.execute(f"SET memory_limit = '{memory_limit()}'"); _caps.pop(id(self._con), None)
 
     @contextmanager
     def transaction(self):

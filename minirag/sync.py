@@ -19,7 +19,8 @@ from .titles import file_title
 from .scan import scan, ScanResult
 from .security import resolve_in_roots, in_scope, scope_condition
 from .store import (SourceRecord, drop_lookups, ensure_lookups, replace_source, replace_sources, cluster_postings, delete_source, rename_source, source_rows,
-                           file_lock, file_unlock, IndexUnavailableError, record_failures, failure_rows, forget_failures)
+                           file_lock, file_unlock, IndexUnavailableError, record_failures, failure_rows, forget_failures,
+                           SYNC_DUCKDB_MEMORY)
 from . import ocr as _ocr
 
 # %% auto #0
@@ -206,7 +207,8 @@ def ingest_files(eng: Engine, items, progress=None, done0: int = 0, total: int |
                  notes: list | None = None, # receives what conversion said about files that did ingest (not failures)
                 ) -> tuple[list[dict], list[str]]:
     "Ingest (path, root, known hash) items, each path once, with batched embedding and short writes; returns (ingested, failures)."
-    with eng.store.kept_open():   # one checkpoint for the run, not one per batch (05_store)
+    # one checkpoint for the run, not one per batch; DuckDB capped lower while it writes: the blocks it wrote stayed cached (05_store)
+    with eng.store.kept_open(), eng.store.memory_capped(SYNC_DUCKDB_MEMORY):
         return _ingest_files(eng, items, progress, done0, total, context, notes)
 
 def _ingest_files(eng, items, progress, done0, total, context, notes):
