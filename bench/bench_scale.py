@@ -153,6 +153,9 @@ def exact_top(con, qvecs: np.ndarray, k: int, prefix: str | None = None, doc_con
     if prefix is not None: sim[:, ~np.array([s.startswith(prefix) for s in srcs])] = -np.inf
     return [[int(ids[i]) for i in np.lexsort((ids, -row))[:k]] for row in sim]
 
+# the console script installed beside this interpreter, as a venv runs it (a pyenv shim on PATH adds ~50 ms of bash)
+CLI = str(Path(sys.executable).parent/"minirag-mcp") if (Path(sys.executable).parent/"minirag-mcp").exists() else "minirag-mcp"
+
 def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[str], cli_runs: int = 5) -> dict:
     "Latency, memory and recall of a querying process on the index in `db_dir` (run in a fresh process)."
     from minirag.api import Index
@@ -201,7 +204,7 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
     env = dict(os.environ, DB_PATH=str(db_dir), MODEL_NAME=str(model), CACHE_DIR=str(db_dir.parent/"models"), BASE_DIR=str(root))
     def cli(*args):
         t = time.perf_counter()
-        p = subprocess.run(["minirag-mcp", *args], env=env, capture_output=True, text=True)
+        p = subprocess.run([CLI, *args], env=env, capture_output=True, text=True)
         assert p.returncode == 0, p.stderr[-500:]
         return time.perf_counter() - t
     out["cli_first_no_snapshot_s"] = round(cli("query", qs[0], "--top-k", "8"), 2)   # up to 200k chunks: loads all, saves index.vectors

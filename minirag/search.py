@@ -24,7 +24,7 @@ __all__ = ['MAX_QUERY_CHARS', 'DOC_CONTEXT', 'K1', 'B', 'DOC_BM25', 'RRF_K', 'CO
 
 # %% ../nbs/06_search.ipynb #9ff80d3e
 from .security import scope_bases
-from .vectors import nearest
+from .vectors import nearest, prefetch
 
 MAX_QUERY_CHARS = 4000
 DOC_CONTEXT = 0.3   # share of a chunk's vector distance taken from its document's opening chunk (tuned on the tuning half)
@@ -259,6 +259,7 @@ def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: s
             if fut: fut.cancel()
             raise
         raw = {}
+        if fut and not fut.done(): prefetch(con, str(store.db_file), gen)   # a one-shot process reads its vectors while the model loads
         vec = vector_search(con, str(store.db_file), fut.result(), window, scope, DOC_CONTEXT, raw, gen) if fut else []
         known = known_words(query) if (known_words and vec and kw and fusion == "adaptive") else 1.0
         hits = fuse_lists(vec, kw, weight, fusion, window, known)

@@ -211,8 +211,9 @@ def test_demo_leaves_no_temp_folder(tmp_path, model_dir):
 def test_a_shell_query_does_not_import_pandas_and_still_answers(corpus):
     "DuckDB's parameter binding imports pandas (0.3 s) when it is installed; a read-only console command blocks that, a called main() does not."
     root, env = corpus
-    probe = ("import atexit, sys; atexit.register(lambda: print('PANDAS', sys.modules.get('pandas') is not None, file=sys.stderr)); "
-             "sys.argv = ['minirag-mcp', *sys.argv[1:]]; from minirag.cli import main; main()")
+    probe = ("import sys; import minirag.cli as C; run = C.run; "   # reported when the command is done: main() ends without the interpreter's teardown
+             "C.run = lambda argv: (c := run(argv), print('PANDAS', sys.modules.get('pandas') is not None, file=sys.stderr))[0]; "
+             "sys.argv = ['minirag-mcp', *sys.argv[1:]]; C.main()")
     r = subprocess.run([sys.executable, "-c", probe, "query", "zebra stripes", "--json"], capture_output=True, text=True, cwd=root, env=env, timeout=300)
     assert r.returncode == 0, r.stderr
     assert json.loads(r.stdout)["results"][0]["source"].startswith(str(root/"b"))
