@@ -38,7 +38,7 @@ _OFFLINE = {"autoinstall_known_extensions": False, "autoload_known_extensions": 
 # (a one-shot query) 0.42 s where plain floats take 0.30 (warm 0.12 vs 0.05 s); ALP, its sibling, takes some vectors' segments
 NO_COMPRESSION = "alp,alprd"
 SYNC_DUCKDB_MEMORY = "128MB"   # while a sync or an ingest writes (`Store.memory_capped`): DuckDB kept ~240 MB of blocks
-# it had written; peak RSS of a sync of the 419-file real corpus 1,240 → 851 MB, as fast; writes and lookup builds at 1M chunks run under 64 MB
+# it had written; peak RSS of a sync of the 419-file real corpus 1,240 → 915 MB, as fast; writes and lookup builds at 1M chunks run under 64 MB
 DUCKDB_MEMORY = "512MB"   # DuckDB's own default is 80 % of RAM: a sync's peak grew with the corpus (0.5 GB more by 100k chunks)
 _memory = {"limit": None}
 _caps: dict[int, str] = {}   # id(connection) -> its own cap while a `Store.memory_capped` block runs
