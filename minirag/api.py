@@ -24,44 +24,89 @@ __all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'Index', 'ingest_paths']
 # %% ../nbs/10_api.ipynb #9f7394a2
 MAX_NEIGHBORS = 50
 
+
 class Index:
     "A minirag index over a set of document roots."
+
     def __init__(self, cfg: Config, idle_close: float = 0.0, embedder=None):
         self.cfg = cfg
         self.engine = Engine(cfg, idle_close, embedder)
 
     @classmethod
-    def open(cls, base_dirs=None, db_path=None, cache_dir=None, model_name=None, env=None, idle_close: float = 0.0, embedder=None):
+    def open(
+        cls,
+        base_dirs=None,
+        db_path=None,
+        cache_dir=None,
+        model_name=None,
+        env=None,
+        idle_close: float = 0.0,
+        embedder=None,
+    ):
         "Open (or create on first write) the index for these settings."
-        if isinstance(base_dirs, (str, Path)): base_dirs = [base_dirs]
-        return cls(load_config(env, [str(b) for b in base_dirs] if base_dirs else None,
-                               str(db_path) if db_path else None, str(cache_dir) if cache_dir else None, model_name), idle_close, embedder)
+        if isinstance(base_dirs, (str, Path)):
+            base_dirs = [base_dirs]
+        return cls(
+            load_config(
+                env,
+                [str(b) for b in base_dirs] if base_dirs else None,
+                str(db_path) if db_path else None,
+                str(cache_dir) if cache_dir else None,
+                model_name,
+            ),
+            idle_close,
+            embedder,
+        )
 
     @property
-    def store(self): return self.engine.store
+    def store(self):
+        return self.engine.store
 
-    def close(self): self.store.close()
+    def close(self):
+        self.store.close()
 
-    def __repr__(self): return f"Index({', '.join(map(str, self.cfg.roots))} → {self.cfg.db_file})"
+    def __repr__(self):
+        return f"Index({', '.join(map(str, self.cfg.roots))} → {self.cfg.db_file})"
 
 # %% ../nbs/10_api.ipynb #8838c068
 from . import ocr as _ocr
 
+
 def _status(self) -> dict:
     "Configuration and index health (field names as in the reference README)."
     cfg = self.cfg
-    if cfg.error: return dict(version=installed_version(), configError=cfg.error)
-    out = dict(version=installed_version(), configError=None, roots=[str(r) for r in cfg.roots], dbPath=str(cfg.db_path),
-               modelName=cfg.model_name, cacheDir=str(cfg.cache_dir), chunkTokenBudget=cfg.chunk_token_budget,
-               hybridWeight=cfg.hybrid_weight, grouping=cfg.grouping, fusion=cfg.fusion, maxDistance=cfg.max_distance,
-               maxFiles=cfg.max_files, sourceCount=0, chunkCount=0, staleChunkCount=0, schemeWarning=None,
-               indexedModel=None, dimension=None, schemeVersion=SCHEME_VERSION)
+    if cfg.error:
+        return dict(version=installed_version(), configError=cfg.error)
+    out = dict(
+        version=installed_version(),
+        configError=None,
+        roots=[str(r) for r in cfg.roots],
+        dbPath=str(cfg.db_path),
+        modelName=cfg.model_name,
+        cacheDir=str(cfg.cache_dir),
+        chunkTokenBudget=cfg.chunk_token_budget,
+        hybridWeight=cfg.hybrid_weight,
+        grouping=cfg.grouping,
+        fusion=cfg.fusion,
+        maxDistance=cfg.max_distance,
+        maxFiles=cfg.max_files,
+        sourceCount=0,
+        chunkCount=0,
+        staleChunkCount=0,
+        schemeWarning=None,
+        indexedModel=None,
+        dimension=None,
+        schemeVersion=SCHEME_VERSION,
+    )
     out.update(_ocr.ocr_status(cfg))
     if not self.store.exists():
         d = cfg.db_path
-        while not d.exists() and d != d.parent: d = d.parent
+        while not d.exists() and d != d.parent:
+            d = d.parent
         if not d.is_dir() or not os.access(d, os.W_OK):
-            out["indexError"] = f"the index directory {cfg.db_path} cannot be created ({d} is not a writable folder); set DB_PATH to a writable folder"
+            out["indexError"] = (
+                f"the index directory {cfg.db_path} cannot be created ({d} is not a writable folder); set DB_PATH to a writable folder"
+            )
     if self.store.exists():
         try:
             with self.store.session() as con:
@@ -70,13 +115,19 @@ def _status(self) -> dict:
                 out["sourceCount"] = con.execute("SELECT count(*) FROM sources").fetchone()[0]
                 if has_chunks_table(con):
                     out["chunkCount"], out["staleChunkCount"] = con.execute(
-                        "SELECT count(*), count(*) FILTER (WHERE scheme <> ?) FROM chunks", [SCHEME_VERSION]).fetchone()
+                        "SELECT count(*), count(*) FILTER (WHERE scheme <> ?) FROM chunks", [SCHEME_VERSION]
+                    ).fetchone()
             out["indexBytes"] = self.cfg.db_file.stat().st_size
-        except MiniragError as e: out["indexError"] = str(e)
+        except MiniragError as e:
+            out["indexError"] = str(e)
     if out["staleChunkCount"]:
-        out["schemeWarning"] = (f"{out['staleChunkCount']} chunks were cut with an older chunking scheme (current: {SCHEME_VERSION}); "
-                                "run sync to re-ingest them — queries still work meanwhile")
+        out["schemeWarning"] = (
+            f"{out['staleChunkCount']} chunks were cut with an older chunking scheme (current: {SCHEME_VERSION}); "
+            "run sync to re-ingest them — queries still work meanwhile"
+        )
     return out
+
+
 Index.status = _status
 
 # %% ../nbs/10_api.ipynb #88584039
@@ -84,10 +135,12 @@ def _ingest(self, path, must_be_absolute: bool = False) -> dict:
     "Ingest one file (replacing what is indexed for it)."
     return ingest_one_file(self.engine, path, must_be_absolute)
 
+
 def _ingest_data(self, content: str, format: str = "markdown", source: str = None, title: str | None = None) -> dict:
     "Index content you hold under a source id you choose."
     self.cfg.check()
     return ingest_data(self.engine, content, format, source, title)
+
 
 def _scope_warnings(con, bases: list[str] | None, roots) -> list[str]:
     "One warning per scope that matches no indexed source; a relative one is told to be absolute."
@@ -95,70 +148,119 @@ def _scope_warnings(con, bases: list[str] | None, roots) -> list[str]:
     for b in bases or []:
         if con is not None:
             cond, ps = scope_condition(b)
-            if con.execute(f"SELECT count(*) FROM sources WHERE {cond}", ps).fetchone()[0]: continue
-        if b.startswith("/"): out.append(f"scope {b!r} matches no indexed source; check the path (list_files shows what is indexed)")
+            if con.execute(f"SELECT count(*) FROM sources WHERE {cond}", ps).fetchone()[0]:
+                continue
+        if b.startswith("/"):
+            out.append(f"scope {b!r} matches no indexed source; check the path (list_files shows what is indexed)")
         else:
             eg = f"{roots[0]}/{b}" if roots else f"/docs/{b}"
-            out.append(f"scope {b!r} is not an absolute path and no data/url source id starts with it, so it matched nothing; "
-                       f"give an absolute folder or file path (e.g. {eg}) or the start of a source id")
+            out.append(
+                f"scope {b!r} is not an absolute path and no data/url source id starts with it, so it matched nothing; "
+                f"give an absolute folder or file path (e.g. {eg}) or the start of a source id"
+            )
     return out
+
 
 def _query(self, query: str, top_k: int = 8, scope: str | list[str] | None = None, weight: float | None = None) -> dict:
     "Hybrid search; `scope` is a path/id prefix or a list of them (a union); `weight` overrides RAG_HYBRID_WEIGHT."
     cfg = self.cfg.check()
-    try: w = cfg.hybrid_weight if weight is None else float(weight)
-    except (TypeError, ValueError): w = None
-    if isinstance(weight, bool) or w is None or not 0 <= w <= 1: raise MiniragError(f"weight={str(weight)[:40]} must be a number within 0.0..1.0")
+    try:
+        w = cfg.hybrid_weight if weight is None else float(weight)
+    except (TypeError, ValueError):
+        w = None
+    if isinstance(weight, bool) or w is None or not 0 <= w <= 1:
+        raise MiniragError(f"weight={str(weight)[:40]} must be a number within 0.0..1.0")
     bases = scope_bases(scope)
     emb = self.engine.embedder
-    if w < 1: preload(query_only=True, model_name=cfg.model_name)   # the query is embedded in a worker thread: no first-time imports there (issue 18)
-    known = lambda q: vocab_share(self.engine.counter.count, q)   # the model's vocabulary: words it splits say less (06_search)
-    run = lambda meta=None: hybrid_query(self.store, emb.embed_query, query, top_k, bases, w, cfg.grouping, cfg.max_distance, cfg.max_files,
-                                         rebuild_section, cfg.fusion, known, meta)
-    if not self.store.exists(): return dict(run(), warnings=_scope_warnings(None, bases, cfg.roots))
-    with self.store.session() as con:   # one connection for the check and the query
+    if w < 1:
+        preload(
+            query_only=True, model_name=cfg.model_name
+        )  # the query is embedded in a worker thread: no first-time imports there (issue 18)
+    known = lambda q: vocab_share(
+        self.engine.counter.count, q
+    )  # the model's vocabulary: words it splits say less (06_search)
+    run = lambda meta=None: hybrid_query(
+        self.store,
+        emb.embed_query,
+        query,
+        top_k,
+        bases,
+        w,
+        cfg.grouping,
+        cfg.max_distance,
+        cfg.max_files,
+        rebuild_section,
+        cfg.fusion,
+        known,
+        meta,
+    )
+    if not self.store.exists():
+        return dict(run(), warnings=_scope_warnings(None, bases, cfg.roots))
+    with self.store.session() as con:  # one connection for the check and the query
         m = get_meta(con)
-        if w < 1 and m.get("model_id") and m["model_id"] != emb.model_id:   # R-M4: never compare vectors of different models
-            raise MiniragError(f"this index was built with model {m['model_id']!r} (dim {m.get('dim', '?')}) but the configured model is "
-                               f"{emb.model_id!r} (dim {emb.dim}); set MODEL_NAME back, or use a new DB_PATH and re-ingest")
-        r = run(m)   # the meta just read: one read per query
-        empty = [b for b in bases or [] if not any(in_scope(h["source"], b) for h in r["results"])]   # a scope with a hit matches something
+        if (
+            w < 1 and m.get("model_id") and m["model_id"] != emb.model_id
+        ):  # R-M4: never compare vectors of different models
+            raise MiniragError(
+                f"this index was built with model {m['model_id']!r} (dim {m.get('dim', '?')}) but the configured model is "
+                f"{emb.model_id!r} (dim {emb.dim}); set MODEL_NAME back, or use a new DB_PATH and re-ingest"
+            )
+        r = run(m)  # the meta just read: one read per query
+        empty = [
+            b for b in bases or [] if not any(in_scope(h["source"], b) for h in r["results"])
+        ]  # a scope with a hit matches something
         return dict(r, warnings=_scope_warnings(con, empty, cfg.roots))
+
 
 def _target(self, file_path=None, source=None, must_be_absolute=False) -> str:
     "The source id for a file path or a data/url id."
-    if file_path and source: raise MiniragError("give either filePath or source, not both")
-    if source is not None and not isinstance(source, str): raise MiniragError("source must be text: a data/url id")
-    if source and source.strip().startswith("/"): file_path, source = source.strip(), None   # a file id: the root check applies
-    if file_path: return str(resolve_in_roots(file_path, self.cfg.roots, must_be_absolute)[0])
-    if source: return check_source_id(source)
+    if file_path and source:
+        raise MiniragError("give either filePath or source, not both")
+    if source is not None and not isinstance(source, str):
+        raise MiniragError("source must be text: a data/url id")
+    if source and source.strip().startswith("/"):
+        file_path, source = source.strip(), None  # a file id: the root check applies
+    if file_path:
+        return str(resolve_in_roots(file_path, self.cfg.roots, must_be_absolute)[0])
+    if source:
+        return check_source_id(source)
     raise MiniragError("give filePath (for a file) or source (for a data/url id)")
+
 
 def _not_indexed(src: str, what: str = "") -> MiniragError:
     "Why `src` has nothing in the index: a missing path, a folder, or a file never ingested (R-S1 was checked before)."
     if src.startswith("/"):
-        if not os.path.lexists(src): return MiniragError(f"{src} does not exist; check the path (list_files shows the files under the roots)")
-        if os.path.isdir(src): return MiniragError(f"{src} is not a file but a folder; give one file inside it (list_files shows them)")
+        if not os.path.lexists(src):
+            return MiniragError(f"{src} does not exist; check the path (list_files shows the files under the roots)")
+        if os.path.isdir(src):
+            return MiniragError(f"{src} is not a file but a folder; give one file inside it (list_files shows them)")
         return MiniragError(f"{src} is not in the index (ingest it or run sync){what}")
     return MiniragError(f"{src} is not in the index; ingest it first (or check list_files){what}")
+
 
 def _read(self, file_path=None, source=None, must_be_absolute=False) -> dict:
     "A whole indexed document, rebuilt from its sections (R-C8)."
     self.cfg.check()
     src = self._target(file_path, source, must_be_absolute)
     rows = chunk_rows(self.store, src) if self.store.exists() else []
-    if not rows: raise _not_indexed(src)
+    if not rows:
+        raise _not_indexed(src)
     meta = source_rows(self.store, "WHERE source = ?", [src])[0]
     return dict(source=src, title=meta["title"], chunkCount=len(rows), text=rebuild_document(rows))
+
 
 def _int_arg(name, v, lo, hi):
     if isinstance(v, bool) or not isinstance(v, int):
         try:
-            if isinstance(v, float) or isinstance(v, bool): raise ValueError
+            if isinstance(v, float) or isinstance(v, bool):
+                raise ValueError
             v = int(str(v).strip())
-        except (ValueError, UnicodeError): raise MiniragError(f"{name}={str(repr(v))[:40]} must be a whole number in {lo}..{hi}")
-    if not lo <= v <= hi: raise MiniragError(f"{name}={v} must be in {lo}..{hi}")
+        except (ValueError, UnicodeError):
+            raise MiniragError(f"{name}={str(repr(v))[:40]} must be a whole number in {lo}..{hi}")
+    if not lo <= v <= hi:
+        raise MiniragError(f"{name}={v} must be in {lo}..{hi}")
     return v
+
 
 def _read_neighbors(self, chunk_index, file_path=None, source=None, before=2, after=2, must_be_absolute=False) -> dict:
     "The chunks around one chunk of a source."
@@ -166,78 +268,132 @@ def _read_neighbors(self, chunk_index, file_path=None, source=None, before=2, af
     src = self._target(file_path, source, must_be_absolute)
     i = _int_arg("chunkIndex", chunk_index, 0, 10**9)
     b, a = _int_arg("before", before, 0, MAX_NEIGHBORS), _int_arg("after", after, 0, MAX_NEIGHBORS)
-    if not self.store.exists() or not source_rows(self.store, "WHERE source = ?", [src]): raise _not_indexed(src)
+    if not self.store.exists() or not source_rows(self.store, "WHERE source = ?", [src]):
+        raise _not_indexed(src)
     rows = chunk_rows(self.store, src, i - b, i + a)
-    if not any(r["chunk_index"] == i for r in rows): rows = []
-    return dict(source=src, chunkIndex=i, chunks=[dict(chunkIndex=r["chunk_index"], parentId=f"{src}#{r['parent_id']}",
-                                                        text=hit_text(r), isTarget=r["chunk_index"] == i) for r in rows])
+    if not any(r["chunk_index"] == i for r in rows):
+        rows = []
+    return dict(
+        source=src,
+        chunkIndex=i,
+        chunks=[
+            dict(
+                chunkIndex=r["chunk_index"],
+                parentId=f"{src}#{r['parent_id']}",
+                text=hit_text(r),
+                isTarget=r["chunk_index"] == i,
+            )
+            for r in rows
+        ],
+    )
+
 
 def _delete(self, file_path=None, source=None, must_be_absolute=False) -> dict:
     "Remove a file or data/url item from the index (never touches the file)."
     self.cfg.check()
     src = self._target(file_path, source, must_be_absolute)
     gone = delete_source(self.store, src) if self.store.exists() else False
-    if not gone: raise _not_indexed(src, "; nothing to delete (see list_files)")
+    if not gone:
+        raise _not_indexed(src, "; nothing to delete (see list_files)")
     return dict(source=src, deleted=True)
+
 
 def _changed_on_disk(p, row) -> bool:
     "The file's bytes differ from what was indexed: size first, then the hash only when the mtime moved."
     try:
         st = p.stat()
-        if st.st_size != row["size"]: return True
+        if st.st_size != row["size"]:
+            return True
         return st.st_mtime != row["mtime"] and file_hash(p) != row["content_hash"]
-    except OSError: return True
+    except OSError:
+        return True
+
 
 def _list(self, scope: str | list[str] | None = None) -> dict:
     "Files on disk under the roots (or `scope`) with their index state, plus data/url sources."
     cfg = self.cfg.check()
     bases = scope_bases(scope)
-    indexed = {r["source"]: r for r in source_rows(self.store) if in_scope(r["source"], bases)} if self.store.exists() else {}
+    indexed = (
+        {r["source"]: r for r in source_rows(self.store) if in_scope(r["source"], bases)} if self.store.exists() else {}
+    )
     found = scan(cfg.roots, scanned_exts() + tuple(_ocr.IMAGE_EXTS), cfg.db_path)
     files, seen = [], set()
     img_ok = _ocr.ocr_available()
-    failed = failure_rows(self.store) if self.store.exists() else {}   # files whose current bytes failed to ingest
+    failed = failure_rows(self.store) if self.store.exists() else {}  # files whose current bytes failed to ingest
     for p, root in found.files:
         s = str(p)
-        if not in_scope(s, bases): continue
-        r = indexed.get(s); seen.add(s)
+        if not in_scope(s, bases):
+            continue
+        r = indexed.get(s)
+        seen.add(s)
         is_img = p.suffix.lower() in _ocr.IMAGE_EXTS
-        if is_img and not img_ok and not r: continue   # without the extra, images are not documents
+        if is_img and not img_ok and not r:
+            continue  # without the extra, images are not documents
         f = failed.get(s)
-        if f and _syncmod.still_failing(p, f): state = "failed"
-        elif not r: state = "not indexed"
-        elif is_img and not img_ok: state = "unreadable"
-        elif _changed_on_disk(p, r): state = "stale"
-        elif r["scheme"] != SCHEME_VERSION: state = "outdatedScheme"
-        else: state = "indexed"
-        files.append(dict(filePath=s, displayPath=display_path(s, "file", str(root)), state=state,
-                          title=(r or {}).get("title", ""), chunkCount=(r or {}).get("chunk_count", 0), ocrEngine=(r or {}).get("ocr_engine", "") or "",
-                          **({"reason": f["reason"]} if state == "failed" else {})))
-    sources = [dict(source=k, kind=r["kind"], title=r["title"], chunkCount=r["chunk_count"], ocrEngine=r["ocr_engine"] or "")
-               for k, r in indexed.items() if r["kind"] != "file"]
+        if f and _syncmod.still_failing(p, f):
+            state = "failed"
+        elif not r:
+            state = "not indexed"
+        elif is_img and not img_ok:
+            state = "unreadable"
+        elif _changed_on_disk(p, r):
+            state = "stale"
+        elif r["scheme"] != SCHEME_VERSION:
+            state = "outdatedScheme"
+        else:
+            state = "indexed"
+        files.append(
+            dict(
+                filePath=s,
+                displayPath=display_path(s, "file", str(root)),
+                state=state,
+                title=(r or {}).get("title", ""),
+                chunkCount=(r or {}).get("chunk_count", 0),
+                ocrEngine=(r or {}).get("ocr_engine", "") or "",
+                **({"reason": f["reason"]} if state == "failed" else {}),
+            )
+        )
+    sources = [
+        dict(source=k, kind=r["kind"], title=r["title"], chunkCount=r["chunk_count"], ocrEngine=r["ocr_engine"] or "")
+        for k, r in indexed.items()
+        if r["kind"] != "file"
+    ]
     missing = [k for k, r in indexed.items() if r["kind"] == "file" and k not in seen]
-    warnings = [w for b in bases or [] if not (any(in_scope(f["filePath"], b) for f in files) or any(in_scope(k, b) for k in indexed))
-                for w in _scope_warnings(None, [b], cfg.roots)]
+    warnings = [
+        w
+        for b in bases or []
+        if not (any(in_scope(f["filePath"], b) for f in files) or any(in_scope(k, b) for k in indexed))
+        for w in _scope_warnings(None, [b], cfg.roots)
+    ]
     return dict(files=files, sources=sources, indexedButMissing=missing, warnings=warnings)
+
 
 def _ingest_url(self, url: str, source: str | None = None) -> dict:
     "Fetch an http(s) URL under the URL rules (R-S6..S10) and index it; the source id defaults to the URL."
     cfg = self.cfg.check()
     from minirag.urlguard import url_to_markdown
+
     sid = check_source_id(source) if source else check_source_id(url)
     md, title = url_to_markdown(url, cfg.allow_private_urls, cfg.max_file_size)
-    if not md.strip(): raise MiniragError(f"{url}: the page has no text to index")
+    if not md.strip():
+        raise MiniragError(f"{url}: the page has no text to index")
     r = ingest_markdown(self.engine, sid, "url", md, title, len(md.encode()))
     return dict(r, url=url)
 
+
 def _model_on_disk(emb) -> bool:
     "A local model directory, or a hub model that looks cached: a warm-up never downloads (R-S11)."
-    if emb.is_local: return True
+    if emb.is_local:
+        return True
     name = emb.model_name.split("/")[-1].lower()
-    try: return any(name in p.name.lower() for p in emb.cache_dir.iterdir())
-    except OSError: return False
+    try:
+        return any(name in p.name.lower() for p in emb.cache_dir.iterdir())
+    except OSError:
+        return False
 
-WARM_QUERY = "how do I find the section that explains this setting in the documents"   # question-sized: the shapes and reads of a real one
+
+WARM_QUERY = "how do I find the section that explains this setting in the documents"  # question-sized: the shapes and reads of a real one
+
 
 def _warm(self, stop=lambda: False) -> list[str]:
     "Load what the first query needs — imports, the model, its first inference, the vectors and index pages — writing nothing; `stop()` ends it between steps."
@@ -245,23 +401,38 @@ def _warm(self, stop=lambda: False) -> list[str]:
     emb, done = self.engine.embedder, []
     model = cfg.hybrid_weight < 1 and _model_on_disk(emb)
     steps = [("imports", lambda: preload(query_only=True, model_name=cfg.model_name))]
-    if model: steps += [("model", emb._load), ("inference", lambda: emb.embed_query(WARM_QUERY))]   # an ONNX session's first run is the slow one
-    if self.store.exists():   # never creates the index: a fresh install stays untouched
+    if model:
+        steps += [
+            ("model", emb._load),
+            ("inference", lambda: emb.embed_query(WARM_QUERY)),
+        ]  # an ONNX session's first run is the slow one
+    if self.store.exists():  # never creates the index: a fresh install stays untouched
         steps.append(("index", lambda: self.query(WARM_QUERY, 8, weight=None if model else 1.0)))
     for name, step in steps:
-        if stop(): break
-        step(); done.append(name)
+        if stop():
+            break
+        step()
+        done.append(name)
     return done
 
-Index.ingest, Index.ingest_data, Index.ingest_url, Index.query, Index._target, Index.warm_up = _ingest, _ingest_data, _ingest_url, _query, _target, _warm
+
+Index.ingest, Index.ingest_data, Index.ingest_url, Index.query, Index._target, Index.warm_up = (
+    _ingest,
+    _ingest_data,
+    _ingest_url,
+    _query,
+    _target,
+    _warm,
+)
 Index.read, Index.read_neighbors, Index.delete, Index.list_files = _read, _read_neighbors, _delete, _list
 
 # %% ../nbs/10_api.ipynb #9c5052a4
 def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None) -> dict:
     "Ingest files and folders (recursively, never deleting); returns counts, per-file warnings and the ingested files."
     from minirag.sync import ingest_files
+
     cfg = ix.cfg.check()
-    preload(model_name=cfg.model_name)   # before ingest_files starts its embedding thread (issue 18)
+    preload(model_name=cfg.model_name)  # before ingest_files starts its embedding thread (issue 18)
     todo, warnings = [], []
     for p in paths:
         real, root = resolve_in_roots(p, cfg.roots, must_be_absolute)
@@ -269,8 +440,10 @@ def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None
             res = scan(cfg.roots, scanned_exts(), cfg.db_path, under=real)
             todo += [(f, r, None) for f, r in res.files]
             warnings += [f"{d}: cannot list folder ({why})" for d, why in res.unlistable]
-        elif real.exists(): todo.append((real, root, None))
-        else: warnings.append(f"{real}: no such file or folder")
+        elif real.exists():
+            todo.append((real, root, None))
+        else:
+            warnings.append(f"{real}: no such file or folder")
     notes = []
     done, fails = ingest_files(ix.engine, todo, progress, notes=notes)
     warnings += fails
@@ -279,26 +452,40 @@ def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None
 # %% ../nbs/10_api.ipynb #a9bdd64d
 from . import sync as _syncmod
 
+
 def _sync_path(path, must_be_absolute: bool):
     "Refuse a relative `path` where paths must be absolute, naming the parameter (the root check follows in sync)."
-    if must_be_absolute and isinstance(path, str) and path.strip() and not os.path.isabs(os.path.expanduser(path.strip())):
-        raise MiniragError(f"path must be absolute: {path.strip()[:200]!r}; pass the full path of a folder or file inside a document root, or omit path to sync every root")
+    if (
+        must_be_absolute
+        and isinstance(path, str)
+        and path.strip()
+        and not os.path.isabs(os.path.expanduser(path.strip()))
+    ):
+        raise MiniragError(
+            f"path must be absolute: {path.strip()[:200]!r}; pass the full path of a folder or file inside a document root, or omit path to sync every root"
+        )
     return path
+
 
 def _sync(self, path=None, progress=None, must_be_absolute: bool = False) -> dict:
     "Reconcile the index with the roots, or with one path inside them."
     _sync_path(path, must_be_absolute)
-    preload(model_name=self.cfg.model_name)   # before the embedding thread starts (issue 18)
+    preload(model_name=self.cfg.model_name)  # before the embedding thread starts (issue 18)
     return _syncmod.sync(self.engine, path, progress, must_be_absolute)
+
 
 def _sync_start(self, path=None, must_be_absolute: bool = False) -> dict:
     "Start a sync in the background; returns {jobId, state} at once."
     _sync_path(path, must_be_absolute)
-    preload(model_name=self.cfg.model_name)   # in the caller's thread, before the sync thread and its embedding thread start (issue 18)
+    preload(
+        model_name=self.cfg.model_name
+    )  # in the caller's thread, before the sync thread and its embedding thread start (issue 18)
     return _syncmod.jobs_of(self).start(self.engine, path, must_be_absolute)
+
 
 def _sync_status(self, job_id: str) -> dict:
     "State (running|succeeded|failed), counts and progress of a background sync."
     return _syncmod.jobs_of(self).status(job_id)
+
 
 Index.sync, Index.sync_start, Index.sync_status = _sync, _sync_start, _sync_status

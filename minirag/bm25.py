@@ -17,51 +17,66 @@ __all__ = ['POSTINGS_HELD', 'postings_of', 'HeldPostings', 'held_postings', 'key
 # %% ../nbs/06b_bm25.ipynb #a62da3e3
 def postings_of(con, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "(term position in `terms`, chunk id, tf) of every posting of `terms`."
-    ph = ", ".join("?" * len(terms))   # constants in an IN list: zone maps skip the row groups of other terms
-    t = fetch_roomy(con, f"SELECT list_position(?::VARCHAR[], term)::INTEGER - 1, chunk_id, tf FROM postings WHERE term IN ({ph})",
-                    [terms, *terms], arrow=True)
+    ph = ", ".join("?" * len(terms))  # constants in an IN list: zone maps skip the row groups of other terms
+    t = fetch_roomy(
+        con,
+        f"SELECT list_position(?::VARCHAR[], term)::INTEGER - 1, chunk_id, tf FROM postings WHERE term IN ({ph})",
+        [terms, *terms],
+        arrow=True,
+    )
     return tuple(t.column(i).to_numpy(zero_copy_only=False) for i in range(3))
 
 # %% ../nbs/06b_bm25.ipynb #e2846525
-POSTINGS_HELD = 8_000_000   # postings a process holds in memory (8 bytes each, 64 MB) — about 190k chunks of prose; above, per query from DuckDB
+POSTINGS_HELD = 8_000_000  # postings a process holds in memory (8 bytes each, 64 MB) — about 190k chunks of prose; above, per query from DuckDB
+
 
 class HeldPostings:
     "Every posting of an index as row positions of its `VectorMatrix`, grouped by term; follows the matrix through writes."
+
     def __init__(self, con, vm: VectorMatrix):
         self.term: dict[str, int] = {}
         codes, rows, tf = self._read(con, vm, "", [])
         o = np.argsort(codes, kind="stable")
         self.off = np.searchsorted(codes[o], np.arange(len(self.term) + 1))
         self.rows, self.tf = rows[o], tf[o]
-        self.loaded = len(self.term)      # terms with a slice in rows/tf
-        self.added: dict[int, list] = {}   # term code -> [(rows, tf)] of chunks written since the load
+        self.loaded = len(self.term)  # terms with a slice in rows/tf
+        self.added: dict[int, list] = {}  # term code -> [(rows, tf)] of chunks written since the load
         self.n_added, self.gen, self.seen = 0, vm.gen, vm.n
 
     def _read(self, con, vm, where: str, params) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         "(term code in `self.term`, row, tf) of the live postings matching `where`, streamed under a small DuckDB cap."
         limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-        con.execute(f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'")   # one pass over the table: do not leave it cached (+230 MB RSS at 100k chunks)
+        con.execute(
+            f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'"
+        )  # one pass over the table: do not leave it cached (+230 MB RSS at 100k chunks)
         codes, rows, tfs = [], [], []
         try:
             con.execute(f"SELECT term, chunk_id, tf FROM postings {where}", params)
             for b in con.to_arrow_reader(1 << 18):
                 enc = b.column(0).dictionary_encode()
                 lut = np.array([self.term.setdefault(x, len(self.term)) for x in enc.dictionary.to_pylist()], np.int32)
-                r = vm.rows_of(b.column(1).to_numpy()); ok = r >= 0
-                codes.append(lut[enc.indices.to_numpy(zero_copy_only=False)][ok]); rows.append(r[ok].astype(np.int32))
+                r = vm.rows_of(b.column(1).to_numpy())
+                ok = r >= 0
+                codes.append(lut[enc.indices.to_numpy(zero_copy_only=False)][ok])
+                rows.append(r[ok].astype(np.int32))
                 tfs.append(b.column(2).to_numpy(zero_copy_only=False)[ok].astype(np.int32))
-        finally: con.execute(f"SET memory_limit = '{limit}'")
-        if not codes: return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32)
+        finally:
+            con.execute(f"SET memory_limit = '{limit}'")
+        if not codes:
+            return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32)
         return np.concatenate(codes), np.concatenate(rows), np.concatenate(tfs)
 
     def follow(self, con, vm: VectorMatrix) -> bool:
         "Take in the postings of rows the matrix gained since; False when so much was added that a reload is better."
-        if vm.gen == self.gen: return True
+        if vm.gen == self.gen:
+            return True
         if vm.n > self.seen:
-            codes, rows, tf = self._read(con, vm, "WHERE chunk_id >= ?", [int(vm.ids[self.seen:vm.n].min())])
-            new = rows >= self.seen; codes, rows, tf = codes[new], rows[new], tf[new]
-            for c in np.unique(codes).tolist():   # by term code; terms first seen now get codes past the loaded ones
-                m = codes == c; self.added.setdefault(c, []).append((rows[m], tf[m]))
+            codes, rows, tf = self._read(con, vm, "WHERE chunk_id >= ?", [int(vm.ids[self.seen : vm.n].min())])
+            new = rows >= self.seen
+            codes, rows, tf = codes[new], rows[new], tf[new]
+            for c in np.unique(codes).tolist():  # by term code; terms first seen now get codes past the loaded ones
+                m = codes == c
+                self.added.setdefault(c, []).append((rows[m], tf[m]))
             self.n_added += len(rows)
         self.gen, self.seen = vm.gen, vm.n
         return self.n_added <= len(self.rows) // 4 + 10_000
@@ -71,36 +86,63 @@ class HeldPostings:
         t, r, f = [], [], []
         for j, x in enumerate(terms):
             i = self.term.get(x)
-            if i is None: continue
-            parts = [(self.rows[self.off[i]:self.off[i + 1]], self.tf[self.off[i]:self.off[i + 1]])] if i < self.loaded else []
+            if i is None:
+                continue
+            parts = (
+                [(self.rows[self.off[i] : self.off[i + 1]], self.tf[self.off[i] : self.off[i + 1]])]
+                if i < self.loaded
+                else []
+            )
             for rows, tf in parts + self.added.get(i, []):
                 ok = vm.alive[rows]
-                if not ok.all(): rows, tf = rows[ok], tf[ok]
-                t.append(np.full(len(rows), j)); r.append(rows); f.append(tf)
-        if not r: return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32)
+                if not ok.all():
+                    rows, tf = rows[ok], tf[ok]
+                t.append(np.full(len(rows), j))
+                r.append(rows)
+                f.append(tf)
+        if not r:
+            return np.zeros(0, np.int64), np.zeros(0, np.int64), np.zeros(0, np.int32)
         return np.concatenate(t), np.concatenate(r).astype(np.int64), np.concatenate(f)
+
 
 def held_postings(con, vm: VectorMatrix, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     "(term position in `terms`, row, tf) of the live postings of `terms`: from memory up to `POSTINGS_HELD` postings, else from DuckDB (call holding `vm.lock`)."
     hp = getattr(vm, "_postings", None)
-    if hp is None or (hp and not hp.follow(con, vm)):   # False: too many postings to hold, read per query
-        hp = vm._postings = HeldPostings(con, vm) if con.execute("SELECT count(*) FROM postings").fetchone()[0] <= POSTINGS_HELD else False
-    if hp: return hp.get(vm, terms)
+    if hp is None or (hp and not hp.follow(con, vm)):  # False: too many postings to hold, read per query
+        hp = vm._postings = (
+            HeldPostings(con, vm)
+            if con.execute("SELECT count(*) FROM postings").fetchone()[0] <= POSTINGS_HELD
+            else False
+        )
+    if hp:
+        return hp.get(vm, terms)
     t, cid, tf = postings_of(con, terms)
-    rows = vm.rows_of(cid); ok = rows >= 0
+    rows = vm.rows_of(cid)
+    ok = rows >= 0
     return t[ok], rows[ok], tf[ok]
 
 # %% ../nbs/06b_bm25.ipynb #246302dc
-def keyword_top(vm: VectorMatrix, t: np.ndarray, cid: np.ndarray, tf: np.ndarray, nterms: int, k: int,
-                pos: np.ndarray | None = None, # row positions in scope (None: every row)
-                g: float = 4.0, k1: float = 1.2, b: float = 0.75,
-                rows: np.ndarray | None = None # the postings' row positions, when already mapped (then `cid` is unused)
-               ) -> list[tuple[int, float]]:
+def keyword_top(
+    vm: VectorMatrix,
+    t: np.ndarray,
+    cid: np.ndarray,
+    tf: np.ndarray,
+    nterms: int,
+    k: int,
+    pos: np.ndarray | None = None,  # row positions in scope (None: every row)
+    g: float = 4.0,
+    k1: float = 1.2,
+    b: float = 0.75,
+    rows: np.ndarray | None = None,  # the postings' row positions, when already mapped (then `cid` is unused)
+) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, score) from the postings (`t`, `cid`, `tf`), scored on the rows `vm` holds."
     if rows is None:
-        rows = vm.rows_of(cid); ok = rows >= 0
-        if not ok.all(): t, rows, tf = t[ok], rows[ok], tf[ok]
-    if not len(rows): return []
+        rows = vm.rows_of(cid)
+        ok = rows >= 0
+        if not ok.all():
+            t, rows, tf = t[ok], rows[ok], tf[ok]
+    if not len(rows):
+        return []
     n, avgdl, cc, nsrc, davgdl = vm.keyword_stats()
     tf, codes = tf.astype(np.float64), vm.src[rows]
     df = np.bincount(t, minlength=nterms).astype(np.float64)
@@ -108,30 +150,52 @@ def keyword_top(vm: VectorMatrix, t: np.ndarray, cid: np.ndarray, tf: np.ndarray
     score = np.bincount(rows, idf[t] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * vm.kwlen[rows] / avgdl)), minlength=vm.n)
     hit = np.flatnonzero(score)
     if pos is not None:
-        keep = np.zeros(vm.n, bool); keep[pos] = True; hit = hit[keep[hit]]
-    if not len(hit): return []
+        keep = np.zeros(vm.n, bool)
+        keep[pos] = True
+        hit = hit[keep[hit]]
+    if not len(hit):
+        return []
     s = score[hit]
     if g:
         dscore = np.zeros(len(cc))
-        for j in np.unique(t):   # per term: its frequency in each document, the number of documents holding it
+        for j in np.unique(t):  # per term: its frequency in each document, the number of documents holding it
             m = t == j
-            dtf = np.bincount(codes[m], tf[m], minlength=len(cc)); has = np.flatnonzero(dtf)
-            ddf = len(has); d = dtf[has]
-            dscore[has] += np.log(1 + (nsrc - ddf + 0.5) / (ddf + 0.5)) * d * (k1 + 1) / (d + k1 * (1 - b + b * cc[has] / davgdl))
-        ds = dscore[vm.src[hit]]; top = ds.max()
-        if top > 0: s = s * (1 + g * ds / top)
-    if len(s) > k:   # the k best, and everything tied with the k-th (ties go to the lower id)
-        keep = s >= np.partition(s, len(s) - k)[len(s) - k]; hit, s = hit[keep], s[keep]
-    ids = vm.ids[hit]; o = np.lexsort((ids, -s))[:k]
+            dtf = np.bincount(codes[m], tf[m], minlength=len(cc))
+            has = np.flatnonzero(dtf)
+            ddf = len(has)
+            d = dtf[has]
+            dscore[has] += (
+                np.log(1 + (nsrc - ddf + 0.5) / (ddf + 0.5)) * d * (k1 + 1) / (d + k1 * (1 - b + b * cc[has] / davgdl))
+            )
+        ds = dscore[vm.src[hit]]
+        top = ds.max()
+        if top > 0:
+            s = s * (1 + g * ds / top)
+    if len(s) > k:  # the k best, and everything tied with the k-th (ties go to the lower id)
+        keep = s >= np.partition(s, len(s) - k)[len(s) - k]
+        hit, s = hit[keep], s[keep]
+    ids = vm.ids[hit]
+    o = np.lexsort((ids, -s))[:k]
     return [(int(ids[i]), float(s[i])) for i in o]
 
 # %% ../nbs/06b_bm25.ipynb #71cab834
-def held_keyword_search(con, db_key: str, terms: list[str], k: int, bases: list[str] | None = None,
-                        g: float = 4.0, k1: float = 1.2, b: float = 0.75, gen: str | None = None) -> list[tuple[int, float]] | None:
+def held_keyword_search(
+    con,
+    db_key: str,
+    terms: list[str],
+    k: int,
+    bases: list[str] | None = None,
+    g: float = 4.0,
+    k1: float = 1.2,
+    b: float = 0.75,
+    gen: str | None = None,
+) -> list[tuple[int, float]] | None:
     "Top-`k` keyword hits from this process's rows, or None when it holds no matrix for `db_key`."
-    if not held(db_key): return None
+    if not held(db_key):
+        return None
     vm = vectors(con, db_key, gen=gen)
-    if vm is None: return []
+    if vm is None:
+        return []
     with vm.lock:
         t, rows, tf = held_postings(con, vm, terms)
         pos = vm.rows_in(bases) if bases is not None else None

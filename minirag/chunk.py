@@ -29,6 +29,7 @@ TRANSCRIPT_SHARE = 0.25  # share of non-blank lines with a timestamp; justified 
 @dataclass
 class Chunk:
     "One retrieval unit: context prefix + a slice of its section."
+
     text: str  # embedded and keyword-indexed: prefix + body
     parent_id: str  # section id, unique within the document
     prefix_len: int  # length of the repeated context at the start of `text`
@@ -37,101 +38,136 @@ class Chunk:
     tokens: int  # token count of `text` with the real counter
 
     @property
-    def body(self) -> str: return self.text[self.prefix_len:]
+    def body(self) -> str:
+        return self.text[self.prefix_len :]
+
 
 @dataclass
 class ChunkedDoc:
     "The chunks of one document and the category its structure was read as."
+
     category: str  # "transcript" | "slides" | "headings" | "generic"
     chunks: list
 
     def to_df(self):
         "Chunks as a pandas DataFrame, one row per chunk."
-        try: import pandas as pd
-        except ImportError: raise MiniragError("ChunkedDoc.to_df needs pandas: pip install 'minirag[notebook]'") from None
-        return pd.DataFrame([asdict(c) for c in self.chunks],
-                            columns=['text', 'parent_id', 'prefix_len', 'section_head', 'kind', 'tokens'])
+        try:
+            import pandas as pd
+        except ImportError:
+            raise MiniragError("ChunkedDoc.to_df needs pandas: pip install 'minirag[notebook]'") from None
+        return pd.DataFrame(
+            [asdict(c) for c in self.chunks],
+            columns=["text", "parent_id", "prefix_len", "section_head", "kind", "tokens"],
+        )
 
     def sections(self) -> dict:
         "Section id → rebuilt section text."
         return {pid: rebuild_section(list(g)) for pid, g in groupby(self.chunks, key=lambda c: c.parent_id)}
 
     def _repr_markdown_(self):
-        rows = [f"| {i} | {c.parent_id} | {c.kind} | {c.tokens} | {_md_cell(c.text)} |" for i, c in enumerate(self.chunks[:20])]
+        rows = [
+            f"| {i} | {c.parent_id} | {c.kind} | {c.tokens} | {_md_cell(c.text)} |"
+            for i, c in enumerate(self.chunks[:20])
+        ]
         more = f"\n\n… {len(self.chunks) - 20} more chunks" if len(self.chunks) > 20 else ""
-        return (f"**{self.category}**, {len(self.chunks)} chunks\n\n| # | section | kind | tokens | text |\n|---|---|---|---|---|\n"
-                + "\n".join(rows) + more)
+        return (
+            f"**{self.category}**, {len(self.chunks)} chunks\n\n| # | section | kind | tokens | text |\n|---|---|---|---|---|\n"
+            + "\n".join(rows)
+            + more
+        )
+
 
 def _md_cell(s, n=70):
     s = " ".join(s.split()).replace("|", "\\|")
-    return s if len(s) <= n else s[:n - 1] + "…"
+    return s if len(s) <= n else s[: n - 1] + "…"
 
 # %% ../nbs/03_chunk.ipynb #1a7bdaa0
-_FENCE = re.compile(r'^ {0,3}(`{3,}|~{3,})(.*)$')
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
 
 def _fence_ranges(lines: list) -> dict:
     "Opening line index → closing line index, for fences that really close."
     cands = []
     for i, line in enumerate(lines):
-        s = line.lstrip(' ')
-        if s[:3] in ('```', '~~~') and len(line) - len(s) <= 3:
-            m = _FENCE.match(line.rstrip('\r\n'))
+        s = line.lstrip(" ")
+        if s[:3] in ("```", "~~~") and len(line) - len(s) <= 3:
+            m = _FENCE.match(line.rstrip("\r\n"))
             f, info = m.group(1), m.group(2).strip()
-            if f[0] == '`' and '`' in info: continue  # not a fence: backticks in the info string
+            if f[0] == "`" and "`" in info:
+                continue  # not a fence: backticks in the info string
             cands.append((i, f, info))
-    bare = {'`': [], '~': []}  # candidate positions that can close a fence (no info string)
+    bare = {"`": [], "~": []}  # candidate positions that can close a fence (no info string)
     for k, (_, f, info) in enumerate(cands):
-        if not info: bare[f[0]].append(k)
+        if not info:
+            bare[f[0]].append(k)
     ranges, k = {}, 0
     while k < len(cands):
         i, f, _ = cands[k]
         closers, close = bare[f[0]], None
         p = bisect.bisect_right(closers, k)
         while p < len(closers):
-            if len(cands[closers[p]][1]) >= len(f): close = closers[p]; break
+            if len(cands[closers[p]][1]) >= len(f):
+                close = closers[p]
+                break
             p += 1
-        if close is None: k += 1; continue  # never closed: an ordinary line, not a fence
+        if close is None:
+            k += 1
+            continue  # never closed: an ordinary line, not a fence
         ranges[i] = cands[close][0]
         k = close + 1
     return ranges
+
 
 def _code_mask(lines: list) -> list:
     "True for each line inside a closed fenced code block."
     mask = [False] * len(lines)
     for a, b in _fence_ranges(lines).items():
-        for i in range(a, b + 1): mask[i] = True
+        for i in range(a, b + 1):
+            mask[i] = True
     return mask
 
 # %% ../nbs/03_chunk.ipynb #2c47715f
 _DATA_IMG = re.compile(r'!\[([^\]\n]*)\]\(\s*<?data:image/[^)\s>]*>?(?:\s+"[^"\n]*")?\s*\)')
 
+
 def strip_inline_images(markdown: str) -> str:
     "Replace inline `data:` pictures by their alt text; links to files/URLs and code blocks stay (R-I3)."
-    if 'data:image/' not in markdown: return markdown
+    if "data:image/" not in markdown:
+        return markdown
     lines = markdown.splitlines(keepends=True)
     fences, out, i, start = _fence_ranges(lines), [], 0, 0
-    def prose(a, b): out.append(_DATA_IMG.sub(lambda m: m.group(1), ''.join(lines[a:b])))
+
+    def prose(a, b):
+        out.append(_DATA_IMG.sub(lambda m: m.group(1), "".join(lines[a:b])))
+
     while i < len(lines):
         if i in fences:
             prose(start, i)
-            out.append(''.join(lines[i:fences[i] + 1]))
+            out.append("".join(lines[i : fences[i] + 1]))
             i = start = fences[i] + 1
-        else: i += 1
+        else:
+            i += 1
     prose(start, len(lines))
-    return ''.join(out)
+    return "".join(out)
 
 # %% ../nbs/03_chunk.ipynb #e3ef4237
-_TS = re.compile(r'^\s*(?:[-*]\s+)?(?:\*\*)?\\?[\[(]?(?:(\d{1,2}):)?(\d{1,2}):(\d{2})(?:[.,]\d{1,3})?\\?[\])]?(?:\*\*)?(?=[\s:–—-]|$)')
-_SLIDE = re.compile(r'^\s*<!--\s*Slide number:\s*(\d+)\s*-->\s*$')
-_ATX = re.compile(r'^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$')
+_TS = re.compile(
+    r"^\s*(?:[-*]\s+)?(?:\*\*)?\\?[\[(]?(?:(\d{1,2}):)?(\d{1,2}):(\d{2})(?:[.,]\d{1,3})?\\?[\])]?(?:\*\*)?(?=[\s:–—-]|$)"
+)
+_SLIDE = re.compile(r"^\s*<!--\s*Slide number:\s*(\d+)\s*-->\s*$")
+_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
+
 
 def timestamp_seconds(line: str) -> int | None:
     "Seconds of a transcript timestamp opening `line` (`00:01:23 Ann: …`, `[12:05] …`), else None."
     m = _TS.match(line)
-    if not m: return None
+    if not m:
+        return None
     h, mnt, s = int(m.group(1) or 0), int(m.group(2)), int(m.group(3))
-    if s > 59 or (m.group(1) is not None and mnt > 59): return None
+    if s > 59 or (m.group(1) is not None and mnt > 59):
+        return None
     return h * 3600 + mnt * 60 + s
+
 
 def transcript_share(markdown: str) -> float:
     "Share of non-blank lines outside code that open with a timestamp."
@@ -140,14 +176,17 @@ def transcript_share(markdown: str) -> float:
     text = [l for l, c in zip(lines, mask) if l.strip() and not c]
     return sum(timestamp_seconds(l) is not None for l in text) / len(text) if text else 0.0
 
+
 def _headings(lines: list, mask: list) -> list:
     "(line index, level, text) of ATX headings outside code."
     out = []
     for i, (l, c) in enumerate(zip(lines, mask)):
-        if not c and l.lstrip(' ')[:1] == '#':
-            m = _ATX.match(l.rstrip('\r\n'))
-            if m: out.append((i, len(m.group(1)), (m.group(2) or '').strip()))
+        if not c and l.lstrip(" ")[:1] == "#":
+            m = _ATX.match(l.rstrip("\r\n"))
+            if m:
+                out.append((i, len(m.group(1)), (m.group(2) or "").strip()))
     return out
+
 
 def detect_category(markdown: str) -> str:
     "Read the structure off the Markdown: transcript, slides, headings or generic (R-C3)."
@@ -155,177 +194,239 @@ def detect_category(markdown: str) -> str:
     mask = _code_mask(lines)
     text = [l for l, c in zip(lines, mask) if l.strip() and not c]
     hits = sum(timestamp_seconds(l) is not None for l in text)
-    if hits >= 3 and hits / len(text) >= TRANSCRIPT_SHARE: return 'transcript'
-    if any(_SLIDE.match(l) for l in text): return 'slides'
-    if len(_headings(lines, mask)) >= 2: return 'headings'
-    return 'generic'
+    if hits >= 3 and hits / len(text) >= TRANSCRIPT_SHARE:
+        return "transcript"
+    if any(_SLIDE.match(l) for l in text):
+        return "slides"
+    if len(_headings(lines, mask)) >= 2:
+        return "headings"
+    return "generic"
 
 # %% ../nbs/03_chunk.ipynb #5f8cd54b
 @dataclass
 class _Section:
     "A section before packing: `body` is an exact slice of the document."
+
     head: str  # opens the rebuilt section ("## 3.4 Approval", "[02:00–04:00] Meeting", slide marker)
     context: list  # heading path / label: becomes the repeated context line of every chunk
     body: str
-    text_kind: str = 'text'
+    text_kind: str = "text"
+
 
 def _clean_heading(s: str) -> str:
     "Heading text without image markup and link targets."
-    s = re.sub(r'!\[([^\]]*)\]\([^)]*\)', r'\1', s)
-    return re.sub(r'\[([^\]]*)\]\([^)]*\)', r'\1', s).strip()
+    s = re.sub(r"!\[([^\]]*)\]\([^)]*\)", r"\1", s)
+    return re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", s).strip()
 
-_LEAD_BLANK = re.compile(r'^(?:[ \t]*\r?\n)+')
 
-def _body(lines, a, b) -> str: return _LEAD_BLANK.sub('', ''.join(lines[a:b])).rstrip()
+_LEAD_BLANK = re.compile(r"^(?:[ \t]*\r?\n)+")
+
+
+def _body(lines, a, b) -> str:
+    return _LEAD_BLANK.sub("", "".join(lines[a:b])).rstrip()
+
 
 def _heading_sections(lines, mask) -> list:
     "One section per ATX heading; bodiless parents open their first child's section."
     heads, secs, path, pending = _headings(lines, mask), [], [], []
     pre = _body(lines, 0, heads[0][0])
-    if pre.strip(): secs.append(_Section('', [], pre))
+    if pre.strip():
+        secs.append(_Section("", [], pre))
     for k, (i, level, text) in enumerate(heads):
         end = heads[k + 1][0] if k + 1 < len(heads) else len(lines)
-        while path and path[-1][0] >= level: path.pop()
+        while path and path[-1][0] >= level:
+            path.pop()
         path.append((level, _clean_heading(text)))
-        line, body = lines[i].rstrip('\r\n').strip(), _body(lines, i + 1, end)
+        line, body = lines[i].rstrip("\r\n").strip(), _body(lines, i + 1, end)
         if not body.strip() and k + 1 < len(heads) and heads[k + 1][1] > level:
-            pending.append(line); continue  # a parent with no text of its own
-        secs.append(_Section('\n\n'.join(pending + [line]), [t for _, t in path if t], body))
+            pending.append(line)
+            continue  # a parent with no text of its own
+        secs.append(_Section("\n\n".join(pending + [line]), [t for _, t in path if t], body))
         pending = []
     return secs
 
-def _mmss(s: int) -> str: return f"{s // 60:02d}:{s % 60:02d}"
+
+def _mmss(s: int) -> str:
+    return f"{s // 60:02d}:{s % 60:02d}"
+
 
 def _transcript_sections(lines, mask, title) -> list:
     "120-second windows of turns, labelled `[MM:SS–MM:SS] title`."
     if not title:
         h1 = [t for _, lvl, t in _headings(lines, mask) if lvl == 1]
-        title = _clean_heading(h1[0]) if h1 else ''
+        title = _clean_heading(h1[0]) if h1 else ""
     secs, start, win = [], 0, None
+
     def close(end):
         body = _body(lines, start, end)
-        if not body.strip(): return
-        if win is None: secs.append(_Section('', [], body)); return
+        if not body.strip():
+            return
+        if win is None:
+            secs.append(_Section("", [], body))
+            return
         label = f"[{_mmss(win * WINDOW_SECONDS)}–{_mmss((win + 1) * WINDOW_SECONDS)}]"
         head = f"{label} {title}".strip()
-        secs.append(_Section(head, [head], body, 'turns'))
+        secs.append(_Section(head, [head], body, "turns"))
+
     for i, (l, c) in enumerate(zip(lines, mask)):
         s = None if c else timestamp_seconds(l)
         if s is not None and s // WINDOW_SECONDS != win:
-            close(i); start, win = i, s // WINDOW_SECONDS
+            close(i)
+            start, win = i, s // WINDOW_SECONDS
     close(len(lines))
     return secs
+
 
 def _slide_sections(lines, mask) -> list:
     "One section per `<!-- Slide number: N -->` marker."
     marks = [(i, int(m.group(1))) for i, (l, c) in enumerate(zip(lines, mask)) if not c and (m := _SLIDE.match(l))]
     secs = []
     pre = _body(lines, 0, marks[0][0])
-    if pre.strip(): secs.append(_Section('', [], pre))
+    if pre.strip():
+        secs.append(_Section("", [], pre))
     for k, (i, n) in enumerate(marks):
         end = marks[k + 1][0] if k + 1 < len(marks) else len(lines)
-        hs = _headings(lines[i + 1:end], mask[i + 1:end])
-        title = _clean_heading(hs[0][2]) if hs else ''
-        secs.append(_Section(lines[i].strip(), [f"Slide {n}: {title}" if title else f"Slide {n}"],
-                             _body(lines, i + 1, end), 'slide'))
+        hs = _headings(lines[i + 1 : end], mask[i + 1 : end])
+        title = _clean_heading(hs[0][2]) if hs else ""
+        secs.append(
+            _Section(
+                lines[i].strip(), [f"Slide {n}: {title}" if title else f"Slide {n}"], _body(lines, i + 1, end), "slide"
+            )
+        )
     return secs
+
 
 def _sections(markdown: str, category: str, title: str) -> list:
     lines = markdown.splitlines(keepends=True)
     mask = _code_mask(lines)
-    if category == 'transcript': return _transcript_sections(lines, mask, title)
-    if category == 'slides': return _slide_sections(lines, mask)
-    if category == 'headings': return _heading_sections(lines, mask)
+    if category == "transcript":
+        return _transcript_sections(lines, mask, title)
+    if category == "slides":
+        return _slide_sections(lines, mask)
+    if category == "headings":
+        return _heading_sections(lines, mask)
     body = _body(lines, 0, len(lines))
-    return [_Section('', [], body)] if body.strip() else []
+    return [_Section("", [], body)] if body.strip() else []
 
 # %% ../nbs/03_chunk.ipynb #e95a6007
-_SEP = re.compile(r'^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$')
+_SEP = re.compile(r"^\s*\|?\s*:?-+:?\s*(?:\|\s*:?-+:?\s*)*\|?\s*$")
+
 
 @dataclass
 class _Block:
     "A structural block of a section body: `header + text` is its exact slice."
+
     kind: str  # 'text' | 'table' | 'code'
     text: str
-    header: str = ''  # tables: header row + separator line, repeated on every chunk
+    header: str = ""  # tables: header row + separator line, repeated on every chunk
     cut: bool = False  # code: already cut by the section cap, so split at lines
     cont: bool = False  # a later piece of a block cut by the section cap
 
-def _is_sep(line: str) -> bool: return '|' in line and '-' in line and bool(_SEP.match(line))
+
+def _is_sep(line: str) -> bool:
+    return "|" in line and "-" in line and bool(_SEP.match(line))
+
 
 def _blocks(body: str) -> list:
     "Paragraphs, tables and closed code fences of a section body; blank lines stay with the block before."
     lines = body.splitlines(keepends=True)
     fences, blocks, i, n = _fence_ranges(lines), [], 0, len(lines)
-    def add(kind, a, b, header=''):
-        while b < n and not lines[b].strip(): b += 1  # trailing blank lines belong to this block
-        blocks.append(_Block(kind, ''.join(lines[a:b]), header))
+
+    def add(kind, a, b, header=""):
+        while b < n and not lines[b].strip():
+            b += 1  # trailing blank lines belong to this block
+        blocks.append(_Block(kind, "".join(lines[a:b]), header))
         return b
-    def table_at(j): return '|' in lines[j] and j + 1 < n and _is_sep(lines[j + 1])
+
+    def table_at(j):
+        return "|" in lines[j] and j + 1 < n and _is_sep(lines[j + 1])
+
     while i < n:
-        if i in fences: i = add('code', i, fences[i] + 1); continue
+        if i in fences:
+            i = add("code", i, fences[i] + 1)
+            continue
         if table_at(i):
             j = i + 2
-            while j < n and lines[j].strip() and '|' in lines[j]: j += 1
-            if j == i + 2: i = add('table', i, j)  # header with no rows: the header is the content
+            while j < n and lines[j].strip() and "|" in lines[j]:
+                j += 1
+            if j == i + 2:
+                i = add("table", i, j)  # header with no rows: the header is the content
             else:
-                blocks.append(_Block('table', '', ''.join(lines[i:i + 2])))
-                blocks[-1].text = ''.join(lines[i + 2:j])
-                while j < n and not lines[j].strip(): blocks[-1].text += lines[j]; j += 1
+                blocks.append(_Block("table", "", "".join(lines[i : i + 2])))
+                blocks[-1].text = "".join(lines[i + 2 : j])
+                while j < n and not lines[j].strip():
+                    blocks[-1].text += lines[j]
+                    j += 1
                 i = j
             continue
         j = i + 1
-        while j < n and lines[j].strip() and j not in fences and not table_at(j): j += 1
-        i = add('text', i, j)
+        while j < n and lines[j].strip() and j not in fences and not table_at(j):
+            j += 1
+        i = add("text", i, j)
     return blocks
 
 # %% ../nbs/03_chunk.ipynb #956878e2
 _SENT = re.compile(r'[.!?…。][)"\'»\]]*\s+')
 
+
 def _split_lines(text: str) -> list:
     "Lines with their newline; blank lines stay with the line before. Concatenation == text."
     out = []
     for l in text.splitlines(keepends=True):
-        if out and not l.strip(): out[-1] += l
-        else: out.append(l)
+        if out and not l.strip():
+            out[-1] += l
+        else:
+            out.append(l)
     return out
+
 
 def _split_sentences(text: str) -> list:
     "Sentences with their trailing whitespace. Concatenation == text."
     out, a = [], 0
     for m in _SENT.finditer(text):
-        out.append(text[a:m.end()]); a = m.end()
-    if a < len(text): out.append(text[a:])
+        out.append(text[a : m.end()])
+        a = m.end()
+    if a < len(text):
+        out.append(text[a:])
     return out
+
 
 def _cap_pieces(b: _Block, limit: int) -> list:
     "Cut one over-long block for the section cap: rows, code lines, lines, then sentences."
-    if b.kind != 'text': return _split_lines(b.text)
+    if b.kind != "text":
+        return _split_lines(b.text)
     return [s for l in _split_lines(b.text) for s in (_split_sentences(l) if len(l) > limit else [l])]
+
 
 def _cap_split(sec: _Section, blocks: list) -> list:
     "Group blocks into sections of at most SECTION_CAP characters (R-C5); soft only for one huge row/sentence."
-    if len(sec.head) + len(sec.body) <= SECTION_CAP: return [blocks]
+    if len(sec.head) + len(sec.body) <= SECTION_CAP:
+        return [blocks]
     limit = max(SECTION_CAP - len(sec.head) - 2, SECTION_CAP // 2)
     items = []  # (block index, piece)
     for bi, b in enumerate(blocks):
-        if len(b.header) + len(b.text) <= limit: items.append((bi, b.text))
+        if len(b.header) + len(b.text) <= limit:
+            items.append((bi, b.text))
         else:
-            if b.kind == 'code': b.cut = True
+            if b.kind == "code":
+                b.cut = True
             items += [(bi, p) for p in _cap_pieces(b, limit)]
     groups, cur, size = [], [], 0
     for bi, p in items:
         size_p = len(p) + (len(blocks[bi].header) if not cur or cur[-1][0] != bi else 0)
         if cur and size + size_p > limit:
-            groups.append(cur); cur, size = [], 0
+            groups.append(cur)
+            cur, size = [], 0
             size_p = len(p) + len(blocks[bi].header)
-        cur.append((bi, p)); size += size_p
+        cur.append((bi, p))
+        size += size_p
     groups.append(cur)
     out, seen = [], set()
     for g in groups:
         merged = []
         for bi, p in g:
-            if merged and merged[-1][0] == bi: merged[-1][1].text += p
+            if merged and merged[-1][0] == bi:
+                merged[-1][1].text += p
             else:
                 b = blocks[bi]
                 merged.append((bi, _Block(b.kind, p, b.header, b.cut, bi in seen)))
@@ -338,20 +439,24 @@ def _turns(blocks: list) -> list:
     "Transcript paragraphs regrouped so a speaker line and what they said pack together."
     out = []
     for b in blocks:
-        if out and b.kind == out[-1].kind == 'text' and timestamp_seconds(b.text) is None:
-            out[-1] = _Block('text', out[-1].text + b.text)
-        else: out.append(b)
+        if out and b.kind == out[-1].kind == "text" and timestamp_seconds(b.text) is None:
+            out[-1] = _Block("text", out[-1].text + b.text)
+        else:
+            out.append(b)
     return out
+
 
 class _Packer:
     "Cuts sections into chunks under the token budget; every token count is cached per piece."
+
     def __init__(self, count, budget: int, reserve: int = 0):
         self._count, self._cache, self.chunks = count, {}, []
         self.budget, self.maxc, self.reserve = budget, budget * CHARS_PER_TOKEN_CAP, reserve
 
     def count(self, s: str) -> int:
         t = self._cache.get(s)
-        if t is None: t = self._cache[s] = self._count(s)
+        if t is None:
+            t = self._cache[s] = self._count(s)
         return t
 
     def limit(self) -> int:
@@ -362,10 +467,12 @@ class _Packer:
         "(piece, tokens) of at most `avail` tokens: whole, else lines, sentences, words, characters."
         if len(text) <= self.maxc:
             t = self.count(text)
-            if t <= avail: return [(text, t)]
+            if t <= avail:
+                return [(text, t)]
         for split in (_split_lines, _split_sentences):
             parts = split(text)
-            if len(parts) > 1: return [u for p in parts for u in self.fit(p, avail)]
+            if len(parts) > 1:
+                return [u for p in parts for u in self.fit(p, avail)]
         return self.window(text, avail)
 
     def window(self, text: str, avail: int) -> list:
@@ -377,14 +484,18 @@ class _Packer:
                 cut = p + size
                 if cut < n:
                     seg = text[p:cut]
-                    k = max(seg.rfind(' '), seg.rfind('\n'), seg.rfind('\t'))
-                    if k > 0: cut = p + k + 1
+                    k = max(seg.rfind(" "), seg.rfind("\n"), seg.rfind("\t"))
+                    if k > 0:
+                        cut = p + k + 1
                 piece = text[p:cut]
                 t = self.count(piece)
-                if t <= avail or cut - p <= 1: break
+                if t <= avail or cut - p <= 1:
+                    break
                 size = max(1, min(cut - p - 1, int((cut - p) * avail / t * 0.9)))
-            if t: ratio = max(1.0, (cut - p) / t)
-            out.append((piece, t)); p = cut
+            if t:
+                ratio = max(1.0, (cut - p) / t)
+            out.append((piece, t))
+            p = cut
         return out
 
     def add(self, text, pid, prefix_len, head, kind, tokens):
@@ -398,83 +509,103 @@ class _Packer:
             avail = limit - ptok
             j, tok, chars = i, 0, 0
             while j < len(units) and (j == i or (tok + units[j][1] <= avail and chars + len(units[j][0]) <= self.maxc)):
-                tok += units[j][1]; chars += len(units[j][0]); j += 1
+                tok += units[j][1]
+                chars += len(units[j][0])
+                j += 1
             while True:
-                text = prefix + ''.join(u[0] for u in units[i:j])
+                text = prefix + "".join(u[0] for u in units[i:j])
                 t = self.count(text)
-                if t <= limit or j == i + 1: break
+                if t <= limit or j == i + 1:
+                    break
                 j -= 1
             if t > limit and len(units[i][0]) > 1:  # one unit alone is over: the sum was an estimate
-                units[i:i + 1] = self.fit(units[i][0], max(1, min(units[i][1] - 1, avail - (t - limit))))
+                units[i : i + 1] = self.fit(units[i][0], max(1, min(units[i][1] - 1, avail - (t - limit))))
                 continue
-            self.add(text, pid, len(prefix), head, kind, t); i = j
+            self.add(text, pid, len(prefix), head, kind, t)
+            i = j
 
     def context_line(self, parts: list) -> str:
         "Breadcrumb of at most a third of the budget, elided from the middle (R-C4)."
-        if not parts: return ''
-        lim, full = self.budget // 3, ' > '.join(parts)
-        if self.count(full) <= lim: return full
+        if not parts:
+            return ""
+        lim, full = self.budget // 3, " > ".join(parts)
+        if self.count(full) <= lim:
+            return full
         if len(parts) > 1:
             keep = [parts[-1]]
             for h in reversed(parts[1:-1]):
-                if self.count(' > '.join([parts[0], '…', h] + keep)) > lim: break
+                if self.count(" > ".join([parts[0], "…", h] + keep)) > lim:
+                    break
                 keep.insert(0, h)
-            for c in (' > '.join([parts[0], '…'] + keep), ' > '.join(['…'] + keep)):
-                if self.count(c) <= lim: return c
+            for c in (" > ".join([parts[0], "…"] + keep), " > ".join(["…"] + keep)):
+                if self.count(c) <= lim:
+                    return c
         a = lim - 1
         while True:  # even the innermost heading is too long: keep its start
-            c = self.window(parts[-1], max(1, a))[0][0].rstrip() + '…'
-            if self.count(c) <= lim or a <= 1: return c
+            c = self.window(parts[-1], max(1, a))[0][0].rstrip() + "…"
+            if self.count(c) <= lim or a <= 1:
+                return c
             a -= 1
 
     def section(self, sec: _Section, blocks: list, pid: str):
         "Chunks of one (capped) section."
         ctx = self.context_line(sec.context)
         if not blocks:  # a heading with no text and no child heading: its own chunk
-            if ctx: self.add(ctx, pid, len(ctx), sec.head, 'heading', self.count(ctx))
+            if ctx:
+                self.add(ctx, pid, len(ctx), sec.head, "heading", self.count(ctx))
             return
-        if sec.text_kind == 'turns': blocks = _turns(blocks)
-        base = ctx + '\n' if ctx else ''
+        if sec.text_kind == "turns":
+            blocks = _turns(blocks)
+        base = ctx + "\n" if ctx else ""
         avail, units = self.budget - (self.count(base) if base else 0), []
+
         def flush():
-            if units: self.pack(units, base, sec.text_kind, sec.head, pid); units.clear()
+            if units:
+                self.pack(units, base, sec.text_kind, sec.head, pid)
+                units.clear()
+
         for b in blocks:
-            if b.kind == 'text': units.extend(self.fit(b.text, avail))
+            if b.kind == "text":
+                units.extend(self.fit(b.text, avail))
             else:
                 flush()
-                (self.table if b.kind == 'table' else self.code)(b, base, sec.head, pid)
+                (self.table if b.kind == "table" else self.code)(b, base, sec.head, pid)
         flush()
 
     def table(self, b: _Block, base: str, head: str, pid: str):
         "Rows packed under the repeated header; a row over the budget is cut at whitespace (R-C6)."
         prefix, text = base + b.header, b.text
         if b.header and self.count(prefix) > self.budget * 2 // 3:  # too big to repeat: written once, as a row
-            prefix, text = base, ('' if b.cont else b.header) + b.text
+            prefix, text = base, ("" if b.cont else b.header) + b.text
         avail, units = self.budget - self.count(prefix), []
         for row in _split_lines(text):
             t = self.count(row) if len(row) <= self.maxc else None
             units.extend([(row, t)] if t is not None and t <= avail else self.window(row, avail))
-        self.pack(units, prefix, 'table', head, pid)
+        self.pack(units, prefix, "table", head, pid)
 
     def code(self, b: _Block, base: str, head: str, pid: str):
         "A closed fence is atomic up to CODE_BUDGETS budgets, else cut at lines with a marker (R-C7)."
         if not b.cut and len(b.text) <= CODE_BUDGETS * self.maxc:
             t = self.count(base + b.text)
             if t <= CODE_BUDGETS * self.budget:
-                self.add(base + b.text, pid, len(base), head, 'code', t); return
-        prefix = base + CODE_SPLIT_MARK + '\n'
+                self.add(base + b.text, pid, len(base), head, "code", t)
+                return
+        prefix = base + CODE_SPLIT_MARK + "\n"
         avail = self.budget - self.count(prefix)
-        self.pack([u for l in _split_lines(b.text) for u in self.fit(l, avail)], prefix, 'code_part', head, pid)
+        self.pack([u for l in _split_lines(b.text) for u in self.fit(l, avail)], prefix, "code_part", head, pid)
 
 # %% ../nbs/03_chunk.ipynb #6ac2cc68
-def chunk_markdown(markdown: str, # converted document
-                   count: Callable[[str], int], # the model's token counter (truncation off)
-                   budget: int = 110, # max tokens per chunk (fenced code: up to 4×)
-                   title: str = '' # document title: transcript label; room is kept for it in chunk 0
-                  ) -> ChunkedDoc:
+def chunk_markdown(
+    markdown: str,  # converted document
+    count: Callable[[str], int],  # the model's token counter (truncation off)
+    budget: int = 110,  # max tokens per chunk (fenced code: up to 4×)
+    title: str = "",  # document title: transcript label; room is kept for it in chunk 0
+) -> ChunkedDoc:
     "Detect the document's structure and cut it into sections and token-budgeted chunks."
     if not isinstance(budget, int) or budget < 16:
-        raise MiniragError(f"chunk budget must be an integer of at least 16 tokens, got {budget!r}; set CHUNK_TOKEN_BUDGET to 16-128")
+        raise MiniragError(
+            f"chunk budget must be an integer of at least 16 tokens, got {budget!r}; set CHUNK_TOKEN_BUDGET to 16-128"
+        )
     md = strip_inline_images(markdown)
     category = detect_category(md)
     reserve = min(count(f"# {title.strip()}\n\n"), budget // 3) if title.strip() else 0
@@ -487,54 +618,71 @@ def chunk_markdown(markdown: str, # converted document
     return ChunkedDoc(category, pk.chunks)
 
 # %% ../nbs/03_chunk.ipynb #4d6c7a89
-def _field(r, k): return r[k] if isinstance(r, dict) else getattr(r, k)
+def _field(r, k):
+    return r[k] if isinstance(r, dict) else getattr(r, k)
+
 
 def _table_header(prefix: str) -> str:
     "The header row + separator a table chunk repeats at the end of its prefix, else ''."
-    lines = prefix.split('\n')
-    if len(lines) >= 3 and lines[-1] == '' and _is_sep(lines[-2]) and '|' in lines[-3]:
-        return lines[-3] + '\n' + lines[-2] + '\n'
-    return ''
+    lines = prefix.split("\n")
+    if len(lines) >= 3 and lines[-1] == "" and _is_sep(lines[-2]) and "|" in lines[-3]:
+        return lines[-3] + "\n" + lines[-2] + "\n"
+    return ""
+
 
 def _open_end(body: str) -> bool:
     "A body cut inside a table: between rows (one newline) or inside a long row (no newline)."
-    return not body.endswith('\n\n')
+    return not body.endswith("\n\n")
+
 
 class _Rebuild:
     "Appends chunk bodies, writing a table header only where a table starts."
-    def __init__(self): self.out, self.kind, self.header, self.body = [], None, '', ''
+
+    def __init__(self):
+        self.out, self.kind, self.header, self.body = [], None, "", ""
+
     def add(self, rows):
         for r in rows:
-            text, pl, kind = _field(r, 'text'), _field(r, 'prefix_len'), _field(r, 'kind')
+            text, pl, kind = _field(r, "text"), _field(r, "prefix_len"), _field(r, "kind")
             body = text[pl:]
-            if kind == 'table':
+            if kind == "table":
                 hdr = _table_header(text[:pl])
-                if hdr and not (self.kind == 'table' and self.header == hdr and _open_end(self.body)):
+                if hdr and not (self.kind == "table" and self.header == hdr and _open_end(self.body)):
                     self.out.append(hdr)
                 self.header = hdr
-            self.out.append(body); self.kind, self.body = kind, body
+            self.out.append(body)
+            self.kind, self.body = kind, body
 
-def rebuild_section(rows: list # one section's chunks (dicts or Chunk), in chunk order
-                   ) -> str:
+
+def rebuild_section(
+    rows: list,  # one section's chunks (dicts or Chunk), in chunk order
+) -> str:
     "A section's text: its head once, then the bodies; a table header once per table."
-    if not rows: return ''
-    rb, head = _Rebuild(), _field(rows[0], 'section_head')
-    if head: rb.out.append(head + '\n\n')
+    if not rows:
+        return ""
+    rb, head = _Rebuild(), _field(rows[0], "section_head")
+    if head:
+        rb.out.append(head + "\n\n")
     rb.add(rows)
-    return ''.join(rb.out).rstrip()
+    return "".join(rb.out).rstrip()
 
-def rebuild_document(rows: list # all chunks of a document (dicts or Chunk), in chunk order
-                    ) -> str:
+
+def rebuild_document(
+    rows: list,  # all chunks of a document (dicts or Chunk), in chunk order
+) -> str:
     "The document from its sections: heads, breadcrumbs and repeated table headers appear once (R-C8)."
     rb, last = _Rebuild(), None
-    for _, g in groupby(rows, key=lambda r: _field(r, 'parent_id')):
+    for _, g in groupby(rows, key=lambda r: _field(r, "parent_id")):
         g = list(g)
-        head = _field(g[0], 'section_head')
+        head = _field(g[0], "section_head")
         if not (head == last and rb.body[-1:].isspace()):  # not a continuation cut by the section cap
-            while rb.out and not rb.out[-1].strip(): rb.out.pop()
-            if rb.out: rb.out[-1] = rb.out[-1].rstrip() + '\n\n'
-            if head: rb.out.append(head + '\n\n')
+            while rb.out and not rb.out[-1].strip():
+                rb.out.pop()
+            if rb.out:
+                rb.out[-1] = rb.out[-1].rstrip() + "\n\n"
+            if head:
+                rb.out.append(head + "\n\n")
             rb.kind = None
         rb.add(g)
         last = head
-    return ''.join(rb.out).rstrip()
+    return "".join(rb.out).rstrip()

@@ -17,25 +17,37 @@ __all__ = ['ENVIRONMENT', 'EXAMPLES', 'SCOPE_HELP', 'READ_ONLY_COMMANDS', 'whole
 # %% ../nbs/14_cli.ipynb #1d2c9b50
 def whole(lo: int, hi: int | None = None):
     "An argparse type: a whole number within lo..hi (a bad value is a usage error, exit 2)."
+
     def conv(s: str) -> int:
-        try: v = int(s)
-        except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a whole number")
-        if v < lo or (hi is not None and v > hi): raise argparse.ArgumentTypeError(f"{v} is outside {lo}..{'' if hi is None else hi}")
+        try:
+            v = int(s)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{s!r} is not a whole number")
+        if v < lo or (hi is not None and v > hi):
+            raise argparse.ArgumentTypeError(f"{v} is outside {lo}..{'' if hi is None else hi}")
         return v
+
     return conv
+
 
 def fraction(s: str) -> float:
     "An argparse type: a number within 0.0..1.0."
-    try: v = float(s)
-    except ValueError: raise argparse.ArgumentTypeError(f"{s!r} is not a number; use 0.0..1.0")
-    if math.isnan(v) or not 0 <= v <= 1: raise argparse.ArgumentTypeError(f"{s} is outside 0.0..1.0")
+    try:
+        v = float(s)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{s!r} is not a number; use 0.0..1.0")
+    if math.isnan(v) or not 0 <= v <= 1:
+        raise argparse.ArgumentTypeError(f"{s} is outside 0.0..1.0")
     return v
+
 
 def fractions(s: str) -> tuple[float, ...]:
     "An argparse type: comma-separated numbers within 0.0..1.0."
     ws = tuple(fraction(p.strip()) for p in s.split(",") if p.strip())
-    if not ws: raise argparse.ArgumentTypeError(f"{s!r} has no weights; e.g. 0,0.3,0.6,1")
+    if not ws:
+        raise argparse.ArgumentTypeError(f"{s!r} has no weights; e.g. 0,0.3,0.6,1")
     return ws
+
 
 ENVIRONMENT = f"""environment (a flag overrides its variable):
   BASE_DIR                    one document root (default: the current directory)
@@ -91,41 +103,88 @@ EXAMPLES = {
   minirag-mcp demo "how do I reset a password?" --db-path /tmp/minirag-demo   # keep the index""",
 }
 
+
 def _epilog(cmd=None) -> str:
     return f"examples:\n  {EXAMPLES[cmd]}\n\n{ENVIRONMENT}"
 
+
 class UsageError(Exception):
     "A bad command line (argparse's error), raised instead of exiting so `run` can also answer in JSON."
-    def __init__(self, message: str, parser: argparse.ArgumentParser): super().__init__(message); self.parser = parser
+
+    def __init__(self, message: str, parser: argparse.ArgumentParser):
+        super().__init__(message)
+        self.parser = parser
+
 
 class CliParser(argparse.ArgumentParser):
     "argparse whose usage errors raise `UsageError` (exit 2 in `run`)."
-    def error(self, message): raise UsageError(message, self)
+
+    def error(self, message):
+        raise UsageError(message, self)
+
 
 def _common() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(add_help=False)
-    p.add_argument("--base-dir", action="append", type=str, metavar="DIR", help="document root, repeatable (replaces BASE_DIR/BASE_DIRS)")
-    p.add_argument("--db-path", type=str, metavar="DIR", help="index directory (DB_PATH; default <first root>/.minirag)")
+    p.add_argument(
+        "--base-dir",
+        action="append",
+        type=str,
+        metavar="DIR",
+        help="document root, repeatable (replaces BASE_DIR/BASE_DIRS)",
+    )
+    p.add_argument(
+        "--db-path", type=str, metavar="DIR", help="index directory (DB_PATH; default <first root>/.minirag)"
+    )
     p.add_argument("--cache-dir", type=str, metavar="DIR", help="model cache directory (CACHE_DIR)")
-    p.add_argument("--model-name", type=str, metavar="MODEL", help="fastembed model id or local model folder (MODEL_NAME)")
+    p.add_argument(
+        "--model-name", type=str, metavar="MODEL", help="fastembed model id or local model folder (MODEL_NAME)"
+    )
     p.add_argument("--json", action="store_true", help="print the MCP tool's result as JSON on stdout (errors too)")
-    p.add_argument("-q", "--quiet", action="store_true", help="no progress and no informational lines (results and warn: lines stay)")
+    p.add_argument(
+        "-q",
+        "--quiet",
+        action="store_true",
+        help="no progress and no informational lines (results and warn: lines stay)",
+    )
     return p
 
-SCOPE_HELP = ("limit to a path or an id prefix such as notes/2026; repeatable (union); "
-              "a relative path that exists is resolved against the current directory")
+
+SCOPE_HELP = (
+    "limit to a path or an id prefix such as notes/2026; repeatable (union); "
+    "a relative path that exists is resolved against the current directory"
+)
+
 
 def build_parser() -> argparse.ArgumentParser:
     "The argument parser for all subcommands."
     c = _common()
     raw = argparse.RawDescriptionHelpFormatter
-    ap = CliParser(prog="minirag-mcp", formatter_class=raw, epilog=_epilog(),
-                   description="Local hybrid search over your documents. No command: serve MCP on stdio.")
-    ap.add_argument("-V", "--version", action="version", version=f"minirag {installed_version()}", help="print the installed version and exit")
+    ap = CliParser(
+        prog="minirag-mcp",
+        formatter_class=raw,
+        epilog=_epilog(),
+        description="Local hybrid search over your documents. No command: serve MCP on stdio.",
+    )
+    ap.add_argument(
+        "-V",
+        "--version",
+        action="version",
+        version=f"minirag {installed_version()}",
+        help="print the installed version and exit",
+    )
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
-    def cmd(name, help): return sub.add_parser(name, parents=[c], help=help, description=help, epilog=_epilog(name), formatter_class=raw)
+
+    def cmd(name, help):
+        return sub.add_parser(name, parents=[c], help=help, description=help, epilog=_epilog(name), formatter_class=raw)
+
     s = cmd("ingest", "index files or folders (recursive; never deletes)")
-    s.add_argument("paths", nargs="+", type=str, metavar="PATH", help="file or folder inside a root (relative to the current directory)")
+    s.add_argument(
+        "paths",
+        nargs="+",
+        type=str,
+        metavar="PATH",
+        help="file or folder inside a root (relative to the current directory)",
+    )
     s = cmd("ingest-url", "fetch a web page and index it")
     s.add_argument("url", type=str, help="an http(s) URL")
     s.add_argument("--source", type=str, metavar="ID", help="source id to store it under (default: the URL)")
@@ -135,7 +194,12 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("query", type=str, help="a question, keywords or an exact identifier")
     s.add_argument("--top-k", type=whole(1, 100), default=8, metavar="N", help="hits to return, 1..100 (default: 8)")
     s.add_argument("--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP)
-    s.add_argument("--weight", type=fraction, metavar="W", help="keyword share: 0.0 vectors only .. 1.0 keywords only (default: RAG_HYBRID_WEIGHT)")
+    s.add_argument(
+        "--weight",
+        type=fraction,
+        metavar="W",
+        help="keyword share: 0.0 vectors only .. 1.0 keywords only (default: RAG_HYBRID_WEIGHT)",
+    )
     s = cmd("read-neighbors", "the chunks around one chunk")
     s.add_argument("--file-path", type=str, metavar="PATH", help="the file of the hit")
     s.add_argument("--source", type=str, metavar="ID", help="the source id of the hit (data or URL items)")
@@ -153,104 +217,167 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--source", type=str, metavar="ID", help="source id of a data or URL item")
     s = cmd("eval", "retrieval quality on a BEIR-format folder (recall@10, MRR@10, nDCG@10)")
     s.add_argument("dataset", type=str, help="folder with corpus.jsonl, queries.jsonl, qrels/test.tsv")
-    s.add_argument("--weights", type=fractions, default=None, metavar="W,W,…", help="hybrid weights to sweep, e.g. 0,0.3,0.6,1 (default: 0, 0.1, …, 1)")
-    s.add_argument("--limit-queries", type=whole(1), default=None, metavar="N", help="evaluate only the first N queries")
+    s.add_argument(
+        "--weights",
+        type=fractions,
+        default=None,
+        metavar="W,W,…",
+        help="hybrid weights to sweep, e.g. 0,0.3,0.6,1 (default: 0, 0.1, …, 1)",
+    )
+    s.add_argument(
+        "--limit-queries", type=whole(1), default=None, metavar="N", help="evaluate only the first N queries"
+    )
     s = cmd("demo", "index the bundled sample documents with the packaged model and run a query")
-    s.add_argument("query", nargs="?", type=str, default="What does ERR_CONNECTION_REFUSED mean?", help="the query to run")
+    s.add_argument(
+        "query", nargs="?", type=str, default="What does ERR_CONNECTION_REFUSED mean?", help="the query to run"
+    )
     return ap
 
 # %% ../nbs/14_cli.ipynb #87f5bdfa
 class Progress:
     "A tqdm bar on stderr behind the library's `progress(done, total, current)` callback: done/total, rate, ETA. No stream: silent."
+
     def __init__(self, stream, desc: str, unit: str = "file"):
         self.stream, self.desc, self.unit, self.bar, self.tqdm = stream, desc, unit, None, None
-        if stream is not None:   # imported here, on the calling thread, before any worker starts (issue 18)
+        if stream is not None:  # imported here, on the calling thread, before any worker starts (issue 18)
             from tqdm import tqdm
-            tqdm.monitor_interval = 0   # no monitor thread: a CLI run is short and threads are kept to the ones we start
+
+            tqdm.monitor_interval = 0  # no monitor thread: a CLI run is short and threads are kept to the ones we start
             self.tqdm = tqdm
+
     def __call__(self, done: int, total: int, current: str = ""):
-        if not total or self.tqdm is None: return   # still scanning (nothing to count yet), or silenced
+        if not total or self.tqdm is None:
+            return  # still scanning (nothing to count yet), or silenced
         if self.bar is None:
-            self.bar = self.tqdm(total=total, desc=self.desc, unit=self.unit, file=self.stream, mininterval=0.2, dynamic_ncols=True)
-        if done < self.bar.n: self.close(); self.bar = None; return self(done, total, current)   # a new phase counts from 0
-        if total != self.bar.total: self.bar.total = total
-        if current: self.bar.set_postfix_str(current if len(current) <= 32 else "…" + current[-31:], refresh=False)
+            self.bar = self.tqdm(
+                total=total, desc=self.desc, unit=self.unit, file=self.stream, mininterval=0.2, dynamic_ncols=True
+            )
+        if done < self.bar.n:
+            self.close()
+            self.bar = None
+            return self(done, total, current)  # a new phase counts from 0
+        if total != self.bar.total:
+            self.bar.total = total
+        if current:
+            self.bar.set_postfix_str(current if len(current) <= 32 else "…" + current[-31:], refresh=False)
         self.bar.update(max(0, done - self.bar.n))
+
     def close(self, complete: bool = False):
         "End the bar; `complete` shows it full (the last file may have failed without a tick)."
-        if self.bar is None: return
-        if complete: self.bar.set_postfix_str("", refresh=False); self.bar.update(self.bar.total - self.bar.n)
-        self.bar.close(); self.bar = None
-    def __enter__(self): return self
-    def __exit__(self, kind, *_): self.close(complete=kind is None)
+        if self.bar is None:
+            return
+        if complete:
+            self.bar.set_postfix_str("", refresh=False)
+            self.bar.update(self.bar.total - self.bar.n)
+        self.bar.close()
+        self.bar = None
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, *_):
+        self.close(complete=kind is None)
+
 
 def _print_query(r: dict, out):
-    if not r["results"]: print("no results", file=out); return
+    if not r["results"]:
+        print("no results", file=out)
+        return
     paths = {s["source"]: s["displayPath"] for s in r["sources"]}
     shown = set()
     for i, h in enumerate(r["results"], 1):
         d = "—" if h["distance"] is None else f"{h['distance']:.3f}"
         ranks = f"v#{'-' if h['vectorRank'] is None else h['vectorRank'] + 1} k#{'-' if h['keywordRank'] is None else h['keywordRank'] + 1}"
-        print(f"{i}. {paths.get(h['source'], h['source'])}  chunk {h['chunkIndex']}  score {h['score']:.4f}  distance {d}  {ranks}", file=out)
+        print(
+            f"{i}. {paths.get(h['source'], h['source'])}  chunk {h['chunkIndex']}  score {h['score']:.4f}  distance {d}  {ranks}",
+            file=out,
+        )
         if h["parentId"] not in shown:
             shown.add(h["parentId"])
             sec = r["parents"].get(h["parentId"], "")
             body = sec if len(sec) <= 700 else sec[:700].rstrip() + " …"
             print(textwrap.indent(body.strip(), "   │ ", lambda line: True), file=out)
-        else: print(f"   (same section as above)", file=out)
+        else:
+            print(f"   (same section as above)", file=out)
     print("\nsources: " + ", ".join(s["displayPath"] for s in r["sources"]), file=out)
+
 
 def _print_status(r: dict, out):
     for k, v in r.items():
-        if v is None or v == "": continue
+        if v is None or v == "":
+            continue
         print(f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}", file=out)
 
+
 def _print_warnings(r: dict, err):
-    for w in r.get("warnings") or []: print(f"warn: {w}", file=err)
+    for w in r.get("warnings") or []:
+        print(f"warn: {w}", file=err)
+
 
 def _print_counts(r: dict, out, err):
     "Counts on one line (stdout), then one `warn:` line per failure (stderr)."
     from minirag.sync import COUNT_KEYS
+
     print("  ".join(f"{k} {r[k]}" for k in COUNT_KEYS if k in r), file=out)
     _print_warnings(r, err)
+
 
 def _shown(path: str) -> str:
     "A path as the user typed it: relative when under the current directory."
     try:
         rel = os.path.relpath(path)
         return path if rel.startswith("..") else rel
-    except (ValueError, OSError): return path
+    except (ValueError, OSError):
+        return path
+
 
 def _print_ingested(ix, r: dict, out):
     "One line per ingested source with its chunk count."
     from minirag.store import source_rows
-    counts = {s["source"]: s["chunk_count"] for s in source_rows(ix.store, "WHERE list_contains(?, source)", [r["files"]])} if r["files"] else {}
-    for f in r["files"]: n = counts.get(f, "?"); print(f"ingested {_shown(f)}  ({n} chunk{'' if n == 1 else 's'})", file=out)
+
+    counts = (
+        {s["source"]: s["chunk_count"] for s in source_rows(ix.store, "WHERE list_contains(?, source)", [r["files"]])}
+        if r["files"]
+        else {}
+    )
+    for f in r["files"]:
+        n = counts.get(f, "?")
+        print(f"ingested {_shown(f)}  ({n} chunk{'' if n == 1 else 's'})", file=out)
+
 
 def _scopes(values) -> list[str] | None:
     "`--scope` values, deduplicated; a relative path that exists here becomes absolute (R-L3), anything else is an id prefix."
-    if not values: return None
+    if not values:
+        return None
     out = []
     for s in values:
         p = Path(s)
-        if s.strip() and not p.is_absolute() and p.exists(): s = os.path.realpath(p)
-        if s not in out: out.append(s)
+        if s.strip() and not p.is_absolute() and p.exists():
+            s = os.path.realpath(p)
+        if s not in out:
+            out.append(s)
     return out
 
 # %% ../nbs/14_cli.ipynb #10db6dc1
 def _index(a, **kw):
     from minirag.api import Index
+
     return Index.open(a.base_dir, a.db_path, a.cache_dir, a.model_name, **kw)
+
 
 def _query_index(a):
     "The index for a one-shot query, with a local model already loading in a thread while the query stack is imported and the keyword side runs (0.2 s of a 100k-chunk CLI query)."
     from minirag.config import load_config
     from minirag.embed import Embedder
+
     cfg, emb = load_config(None, a.base_dir, a.db_path, a.cache_dir, a.model_name), None
     if not cfg.error and (cfg.hybrid_weight if a.weight is None else a.weight) < 1:
-        emb = Embedder(cfg.model_name, cfg.cache_dir); emb.load_in_background()
+        emb = Embedder(cfg.model_name, cfg.cache_dir)
+        emb.load_in_background()
     from minirag.api import Index
+
     return Index(cfg, embedder=emb)
+
 
 def _progress(a, err, desc: str, unit: str = "file") -> Progress:
     "A progress bar when stderr is a terminal (whatever stdout is), silent with `--quiet`."
@@ -258,131 +385,192 @@ def _progress(a, err, desc: str, unit: str = "file") -> Progress:
     shown = not a.quiet and hasattr(err, "isatty") and err.isatty()
     return Progress(err if shown else None, desc, unit)
 
+
 def _error(msg: str, kind: str, out, err, as_json: bool, code: int = 1) -> int:
     "One line on stderr; with `--json` also `{error, type}` on stdout, so a caller parsing stdout always gets JSON."
     print(f"error: {msg}", file=err)
-    if as_json: print(json.dumps(dict(error=msg, type=kind), ensure_ascii=False), file=out)
+    if as_json:
+        print(json.dumps(dict(error=msg, type=kind), ensure_ascii=False), file=out)
     return code
+
 
 def _command(a, out, err) -> int:
     emit = (lambda r: print(json.dumps(r, ensure_ascii=False, indent=2, default=str), file=out)) if a.json else None
     if a.cmd == "status":
-        r = _index(a).status(); (emit or (lambda r: _print_status(r, out)))(r); return 0
-    if a.cmd == "demo": return _demo(a, out, err, emit)
+        r = _index(a).status()
+        (emit or (lambda r: _print_status(r, out)))(r)
+        return 0
+    if a.cmd == "demo":
+        return _demo(a, out, err, emit)
     ix = _query_index(a) if a.cmd == "query" else _index(a)
     if a.cmd == "query":
         r = ix.query(a.query, a.top_k, _scopes(a.scope), a.weight)
-        if emit: emit(r)
-        else: _print_query(r, out); _print_warnings(r, err)
+        if emit:
+            emit(r)
+        else:
+            _print_query(r, out)
+            _print_warnings(r, err)
         return 0
     if a.cmd in ("ingest", "sync"):
         from minirag.api import ingest_paths
+
         with _progress(a, err, a.cmd) as bar:
             r = ix.sync(a.path, progress=bar) if a.cmd == "sync" else ingest_paths(ix, a.paths, progress=bar)
-        if emit: emit(r); _print_warnings(r, err)   # stdout stays pure JSON; people still see warn: lines
+        if emit:
+            emit(r)
+            _print_warnings(r, err)  # stdout stays pure JSON; people still see warn: lines
         else:
-            if a.cmd == "ingest" and not a.quiet: _print_ingested(ix, r, out)
+            if a.cmd == "ingest" and not a.quiet:
+                _print_ingested(ix, r, out)
             _print_counts(r, out, err)
         return 1 if r["failed"] else 0
     if a.cmd == "eval":
         from minirag.evaluate import eval_cli
-        with _progress(a, err, "embedding", "chunk") as a.progress: return eval_cli(a, out, err, emit)
-    if a.cmd == "ingest-url": r = ix.ingest_url(a.url, a.source)
+
+        with _progress(a, err, "embedding", "chunk") as a.progress:
+            return eval_cli(a, out, err, emit)
+    if a.cmd == "ingest-url":
+        r = ix.ingest_url(a.url, a.source)
     elif a.cmd == "read":
         r = ix.read(a.path, a.source)
-        if not emit: print(r["text"], file=out); return 0
+        if not emit:
+            print(r["text"], file=out)
+            return 0
     elif a.cmd == "read-neighbors":
         r = ix.read_neighbors(a.chunk_index, a.file_path, a.source, a.before, a.after)
         if not emit:
-            for c in r["chunks"]: print(f"--- chunk {c['chunkIndex']}{' (target)' if c['isTarget'] else ''}\n{c['text']}", file=out)
+            for c in r["chunks"]:
+                print(f"--- chunk {c['chunkIndex']}{' (target)' if c['isTarget'] else ''}\n{c['text']}", file=out)
             return 0
     elif a.cmd == "list":
         r = ix.list_files(_scopes(a.scope))
         if not emit:
             for f in r["files"]:
                 ocr = f" [ocr:{f['ocrEngine']}]" if f.get("ocrEngine") else ""
-                print(f"{f['state']:<14} {f['displayPath']}{ocr}", file=out)   # 14: outdatedScheme
-            for s in r["sources"]: print(f"{s['kind']:<14} {s['source']}", file=out)
+                print(f"{f['state']:<14} {f['displayPath']}{ocr}", file=out)  # 14: outdatedScheme
+            for s in r["sources"]:
+                print(f"{s['kind']:<14} {s['source']}", file=out)
             _print_warnings(r, err)
             return 0
-    elif a.cmd == "delete": r = ix.delete(a.path, a.source)
+    elif a.cmd == "delete":
+        r = ix.delete(a.path, a.source)
     (emit or (lambda r: _print_status(r, out)))(r)
     return 0
+
 
 def run(argv=None, out=None, err=None) -> int:
     "Run one CLI command; returns the exit code (2 for a usage error)."
     out, err = out or sys.stdout, err or sys.stderr
     argv = sys.argv[1:] if argv is None else list(argv)
     as_json = "--json" in argv
-    try: a = build_parser().parse_args(argv)
+    try:
+        a = build_parser().parse_args(argv)
     except UsageError as e:
         e.parser.print_usage(err)
         return _error(f"{e.parser.prog}: {e}", "UsageError", out, err, as_json, 2)
-    if a.cmd is None: build_parser().print_help(out); return 0
-    try: return _command(a, out, err)
-    except BrokenPipeError: raise   # the reader went away (`| head`): `main` ends quietly
-    except MiniragError as e: return _error(str(e), type(e).__name__, out, err, as_json)
+    if a.cmd is None:
+        build_parser().print_help(out)
+        return 0
+    try:
+        return _command(a, out, err)
+    except BrokenPipeError:
+        raise  # the reader went away (`| head`): `main` ends quietly
+    except MiniragError as e:
+        return _error(str(e), type(e).__name__, out, err, as_json)
     except KeyboardInterrupt:
-        print("interrupted", file=err); return 130
+        print("interrupted", file=err)
+        return 130
     except Exception as e:
-        if os.environ.get("MINIRAG_DEBUG"): raise
-        return _error(f"unexpected {type(e).__name__}: {str(e)[:200]} (set MINIRAG_DEBUG=1 for details)", type(e).__name__, out, err, as_json)
+        if os.environ.get("MINIRAG_DEBUG"):
+            raise
+        return _error(
+            f"unexpected {type(e).__name__}: {str(e)[:200]} (set MINIRAG_DEBUG=1 for details)",
+            type(e).__name__,
+            out,
+            err,
+            as_json,
+        )
 
 # %% ../nbs/14_cli.ipynb #76dee7b4
 def sample_docs_dir() -> Path:
     "The sample documents shipped in the package."
     from importlib import resources
-    return Path(str(resources.files("minirag")))/"sample_docs"
+
+    return Path(str(resources.files("minirag"))) / "sample_docs"
+
 
 def _demo(a, out, err, emit) -> int:
     from minirag.embed import packaged_model_dir
     from minirag.config import load_config
     from minirag.api import Index, ingest_paths
+
     cache = Path(a.cache_dir or load_config({}).cache_dir)
     model = a.model_name or str(packaged_model_dir(cache))
     roots = a.base_dir or [str(sample_docs_dir())]
-    with tempfile.TemporaryDirectory(prefix="minirag-demo-", ignore_cleanup_errors=True) as tmp:   # removed on exit unless --db-path
+    with tempfile.TemporaryDirectory(
+        prefix="minirag-demo-", ignore_cleanup_errors=True
+    ) as tmp:  # removed on exit unless --db-path
         db = a.db_path or tmp
         ix = Index.open(roots, db, cache, model)
         try:
-            with _progress(a, err, "ingest") as bar: r = ingest_paths(ix, roots, progress=bar)
+            with _progress(a, err, "ingest") as bar:
+                r = ingest_paths(ix, roots, progress=bar)
             where = db if a.db_path else "a temporary index (removed on exit; --db-path DIR keeps one)"
-            if not emit and not a.quiet: print(f"indexed {r['ingested']} documents from {', '.join(roots)} (failed {r['failed']}) into {where}\n", file=out)
+            if not emit and not a.quiet:
+                print(
+                    f"indexed {r['ingested']} documents from {', '.join(roots)} (failed {r['failed']}) into {where}\n",
+                    file=out,
+                )
             _print_warnings(r, err)
             q = ix.query(a.query, 5)
-        finally: ix.close()
-    if emit: emit(dict(ingest=r, query=q))
+        finally:
+            ix.close()
+    if emit:
+        emit(dict(ingest=r, query=q))
     else:
-        if not a.quiet: print(f"query: {a.query}\n", file=out)
+        if not a.quiet:
+            print(f"query: {a.query}\n", file=out)
         _print_query(q, out)
     return 1 if r["failed"] else 0
 
 # %% ../nbs/14_cli.ipynb #b3930a53
 READ_ONLY_COMMANDS = ("query", "read", "read-neighbors", "list", "status")
 
+
 def main(argv=None):
     "Console entry point: CLI with a subcommand, MCP server without."
     console = argv is None
     if argv is None and sys.argv[1:2] and sys.argv[1] in READ_ONLY_COMMANDS and "pandas" not in sys.modules:
-        sys.modules["pandas"] = None   # a console process: DuckDB's parameter binding would import pandas (0.28 s) for nothing
+        sys.modules["pandas"] = (
+            None  # a console process: DuckDB's parameter binding would import pandas (0.28 s) for nothing
+        )
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
         from minirag.server import serve
+
         return serve()
-    os.environ.setdefault("MINIRAG_HOLD_VECTORS", "0")   # one command per process: the vector snapshot beside the index, or one DuckDB scan, beats loading every vector (06a_vectors)
+    os.environ.setdefault(
+        "MINIRAG_HOLD_VECTORS", "0"
+    )  # one command per process: the vector snapshot beside the index, or one DuckDB scan, beats loading every vector (06a_vectors)
     # numpy asks for huge pages for arrays over 4 MB and the kernel may compact memory first: reading 147 MB of vectors
-    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")   # into one took 1 s in 1 run of 3 (0.04 s otherwise), steadily 0.08 s without
+    os.environ.setdefault(
+        "NUMPY_MADVISE_HUGEPAGE", "0"
+    )  # into one took 1 s in 1 run of 3 (0.04 s otherwise), steadily 0.08 s without
     code = 0
     try:
         code = run(argv)
-        sys.stdout.flush()   # inside the try: with `| head` the last buffered write is where the pipe breaks
+        sys.stdout.flush()  # inside the try: with `| head` the last buffered write is where the pipe breaks
     except BrokenPipeError:
         # the reader has gone (`minirag-mcp list | head -1`): stop quietly, as the Python docs advise,
         # pointing stdout at devnull so the interpreter's final flush cannot raise again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    if console and argv[0] in READ_ONLY_COMMANDS:   # nothing left to write: skip the interpreter's teardown (50 ms of a 0.6 s query)
-        sys.stderr.flush(); os._exit(code)
+    if (
+        console and argv[0] in READ_ONLY_COMMANDS
+    ):  # nothing left to write: skip the interpreter's teardown (50 ms of a 0.6 s query)
+        sys.stderr.flush()
+        os._exit(code)
     sys.exit(code)
 
 # %% ../nbs/14_cli.ipynb #dd8d720e
-if __name__ == "__main__": main()
+if __name__ == "__main__":
+    main()

@@ -19,8 +19,10 @@ __all__ = ['DEFAULT_MODEL', 'MAX_TOP_K', 'BUDGET_RANGE', 'DEFAULT_MAX_FILE_SIZE'
 class MiniragError(ValueError):
     "A user-facing error: the message names the thing and the fix."
 
+
 class ConfigError(MiniragError):
     "The configuration (environment or flags) is invalid."
+
 
 class IndexBusyError(MiniragError):
     "Another process holds the index for longer than we are willing to wait."
@@ -32,104 +34,154 @@ BUDGET_RANGE = (16, 128)  # 128 = the default model's trained sequence length
 DEFAULT_MAX_FILE_SIZE = 100 * 1024 * 1024
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
 # Directories that are never a document root: indexing them would expose the system or secrets.
-_SYSTEM_DIRS = ["/", "/etc", "/proc", "/sys", "/usr", "/bin", "/sbin", "/boot", "/dev", "/lib", "/lib64",
-                "/var", "/run", "/root/.ssh", "~/.ssh", "~/.gnupg", "~/.aws", "~/.config/gcloud", "~/.kube"]
+_SYSTEM_DIRS = [
+    "/",
+    "/etc",
+    "/proc",
+    "/sys",
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/boot",
+    "/dev",
+    "/lib",
+    "/lib64",
+    "/var",
+    "/run",
+    "/root/.ssh",
+    "~/.ssh",
+    "~/.gnupg",
+    "~/.aws",
+    "~/.config/gcloud",
+    "~/.kube",
+]
 
 # %% ../nbs/00_config.ipynb #8db06d9d
-IDLE_CLOSE = 30.0    # seconds a long-lived process (the MCP server) keeps the idle index open (05_store)
+IDLE_CLOSE = 30.0  # seconds a long-lived process (the MCP server) keeps the idle index open (05_store)
+
 
 def idle_close_setting(env=None) -> float:
     "MINIRAG_IDLE_CLOSE in seconds (≥ 0), else `IDLE_CLOSE`; a bad value is logged and the default used."
     v = (os.environ if env is None else env).get("MINIRAG_IDLE_CLOSE", "").strip()
-    if not v: return IDLE_CLOSE
+    if not v:
+        return IDLE_CLOSE
     try:
         x = float(v)
-        if x >= 0 and x == x and x != float("inf"): return x
-    except ValueError: pass
+        if x >= 0 and x == x and x != float("inf"):
+            return x
+    except ValueError:
+        pass
     import logging
-    logging.getLogger("minirag").warning("MINIRAG_IDLE_CLOSE=%r is not a number of seconds ≥ 0; using %s", v[:40], IDLE_CLOSE)
+
+    logging.getLogger("minirag").warning(
+        "MINIRAG_IDLE_CLOSE=%r is not a number of seconds ≥ 0; using %s", v[:40], IDLE_CLOSE
+    )
     return IDLE_CLOSE
 
 # %% ../nbs/00_config.ipynb #ddd6e10e
-for _v in ("ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED"):   # 1.32 reads the first, later releases the second
-    os.environ.setdefault(_v, "1")   # read by ONNX Runtime when its first session starts, after this import
+for _v in ("ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED"):  # 1.32 reads the first, later releases the second
+    os.environ.setdefault(_v, "1")  # read by ONNX Runtime when its first session starts, after this import
 
 # %% ../nbs/00_config.ipynb #a1c0ffe1
 def installed_version() -> str:
     "The installed distribution's version (`minirag.__version__` when not installed)."
     from importlib.metadata import version, PackageNotFoundError
-    try: return version("minirag")
+
+    try:
+        return version("minirag")
     except PackageNotFoundError:
         from minirag import __version__
+
         return __version__
 
 # %% ../nbs/00_config.ipynb #7d4fe801
 @dataclass
 class Config:
     "Everything minirag needs to know, validated."
-    roots: list[Path] = field(default_factory=list) # document roots: the security boundary
-    db_path: Path = None           # index directory (holds `index.duckdb`)
-    cache_dir: Path = None         # embedding/OCR model cache
-    model_name: str = DEFAULT_MODEL # fastembed id or a local model directory
+
+    roots: list[Path] = field(default_factory=list)  # document roots: the security boundary
+    db_path: Path = None  # index directory (holds `index.duckdb`)
+    cache_dir: Path = None  # embedding/OCR model cache
+    model_name: str = DEFAULT_MODEL  # fastembed id or a local model directory
     max_file_size: int = DEFAULT_MAX_FILE_SIZE
     chunk_token_budget: int = 110
     hybrid_weight: float = 0.6
-    grouping: str | None = None    # "similar" | "related"
-    fusion: str = "adaptive"       # "adaptive" (default) | "rrf" (exact weighted RRF, R-Q1)
+    grouping: str | None = None  # "similar" | "related"
+    fusion: str = "adaptive"  # "adaptive" (default) | "rrf" (exact weighted RRF, R-Q1)
     max_distance: float | None = None
     max_files: int | None = None
-    ocr_lang: str | None = None    # None = the Cyrillic-capable default
+    ocr_lang: str | None = None  # None = the Cyrillic-capable default
     ocr_min_chars: int = 25
     instructions_append: str | None = None
     allow_private_urls: bool = False
-    error: str | None = None       # configuration error, as a value
+    error: str | None = None  # configuration error, as a value
 
     @property
-    def db_file(self) -> Path: return self.db_path/"index.duckdb"
+    def db_file(self) -> Path:
+        return self.db_path / "index.duckdb"
 
     def check(self):
         "Raise `ConfigError` if the configuration is invalid."
-        if self.error: raise ConfigError(self.error)
+        if self.error:
+            raise ConfigError(self.error)
         return self
 
     def public(self) -> dict:
         "The settings as JSON-friendly values, for `status`."
         d = asdict(self)
-        for k in ("roots",): d[k] = [str(p) for p in self.roots]
-        for k in ("db_path", "cache_dir"): d[k] = str(d[k]) if d[k] else None
-        d.pop("error"); d.pop("instructions_append")
+        for k in ("roots",):
+            d[k] = [str(p) for p in self.roots]
+        for k in ("db_path", "cache_dir"):
+            d[k] = str(d[k]) if d[k] else None
+        d.pop("error")
+        d.pop("instructions_append")
         return d
 
 # %% ../nbs/00_config.ipynb #08da8d44
 def _num(env, name, cast, default, lo=None, hi=None, what=""):
     raw = env.get(name)
-    if raw is None or str(raw).strip() == "": return default
-    try: v = cast(str(raw).strip())
-    except ValueError: raise ConfigError(f"{name}={raw!r} is not {what or cast.__name__}; set it to {_range(lo, hi)} or unset it")
-    if isinstance(v, float) and math.isnan(v): raise ConfigError(f"{name}={raw!r} is not a number; valid: {_range(lo, hi)}")
+    if raw is None or str(raw).strip() == "":
+        return default
+    try:
+        v = cast(str(raw).strip())
+    except ValueError:
+        raise ConfigError(f"{name}={raw!r} is not {what or cast.__name__}; set it to {_range(lo, hi)} or unset it")
+    if isinstance(v, float) and math.isnan(v):
+        raise ConfigError(f"{name}={raw!r} is not a number; valid: {_range(lo, hi)}")
     if (lo is not None and v < lo) or (hi is not None and v > hi):
         raise ConfigError(f"{name}={raw!r} is out of range; valid: {_range(lo, hi)}")
     return v
 
+
 def _range(lo, hi):
-    if lo is not None and hi is not None: return f"{lo}..{hi}"
-    if lo is not None: return f">= {lo}"
+    if lo is not None and hi is not None:
+        return f"{lo}..{hi}"
+    if lo is not None:
+        return f">= {lo}"
     return "a number"
+
 
 def _text(name, v) -> str:
     "A path-like setting as usable text: no NUL, encodable as UTF-8."
     v = str(v)
-    try: v.encode("utf-8")
-    except UnicodeEncodeError: raise ConfigError(f"{name} contains characters that are not valid text; set it to a plain path")
-    if "\x00" in v: raise ConfigError(f"{name} contains a NUL character; set it to a plain path")
+    try:
+        v.encode("utf-8")
+    except UnicodeEncodeError:
+        raise ConfigError(f"{name} contains characters that are not valid text; set it to a plain path")
+    if "\x00" in v:
+        raise ConfigError(f"{name} contains a NUL character; set it to a plain path")
     return v
+
 
 def _bool(env, name, default=False):
     raw = env.get(name)
-    if raw is None: return default
+    if raw is None:
+        return default
     v = str(raw).strip().lower()
-    if v in _TRUE: return True
-    if v in _FALSE: return False
+    if v in _TRUE:
+        return True
+    if v in _FALSE:
+        return False
     raise ConfigError(f"{name}={raw!r} is not a boolean; use 1/true/yes/on or 0/false/no/off")
 
 # %% ../nbs/00_config.ipynb #9afbf868
@@ -138,27 +190,49 @@ def is_system_dir(p: Path) -> bool:
     rp = Path(os.path.realpath(p))
     for s in _SYSTEM_DIRS:
         sp = Path(os.path.realpath(os.path.expanduser(s)))
-        if rp == sp: return True
-        if s != "/" and s.startswith(("~", "/root/.ssh")) and sp in rp.parents: return True
-    return any(rp == Path(x) or Path(x) in rp.parents for x in ("/proc", "/sys", "/dev", "/etc", "/usr", "/boot", "/run", "/var/lib", "/var/run", "/var/cache"))
+        if rp == sp:
+            return True
+        if s != "/" and s.startswith(("~", "/root/.ssh")) and sp in rp.parents:
+            return True
+    return any(
+        rp == Path(x) or Path(x) in rp.parents
+        for x in ("/proc", "/sys", "/dev", "/etc", "/usr", "/boot", "/run", "/var/lib", "/var/run", "/var/cache")
+    )
+
 
 def _roots(env, base_dirs=None, cwd=None) -> list[Path]:
     cwd = Path(cwd or os.getcwd())
-    if base_dirs: raw = list(base_dirs); src = "--base-dir"
+    if base_dirs:
+        raw = list(base_dirs)
+        src = "--base-dir"
     elif env.get("BASE_DIRS") not in (None, ""):
         src = "BASE_DIRS"
-        try: raw = json.loads(env["BASE_DIRS"])
-        except json.JSONDecodeError: raise ConfigError(f"BASE_DIRS={env['BASE_DIRS']!r} is not valid JSON; use a JSON array of paths, e.g. [\"/docs/a\", \"/docs/b\"]")
+        try:
+            raw = json.loads(env["BASE_DIRS"])
+        except json.JSONDecodeError:
+            raise ConfigError(
+                f'BASE_DIRS={env["BASE_DIRS"]!r} is not valid JSON; use a JSON array of paths, e.g. ["/docs/a", "/docs/b"]'
+            )
         if not isinstance(raw, list) or not raw or not all(isinstance(x, str) and x.strip() for x in raw):
-            raise ConfigError(f"BASE_DIRS={env['BASE_DIRS']!r} must be a JSON array of one or more non-empty path strings")
-    elif env.get("BASE_DIR", "").strip(): raw = [env["BASE_DIR"]]; src = "BASE_DIR"
-    else: raw = [str(cwd)]; src = "current directory"
+            raise ConfigError(
+                f"BASE_DIRS={env['BASE_DIRS']!r} must be a JSON array of one or more non-empty path strings"
+            )
+    elif env.get("BASE_DIR", "").strip():
+        raw = [env["BASE_DIR"]]
+        src = "BASE_DIR"
+    else:
+        raw = [str(cwd)]
+        src = "current directory"
     roots = []
     for r in raw:
         p = Path(os.path.expanduser(_text(src, r).strip()))
-        p = Path(os.path.realpath(p if p.is_absolute() else cwd/p))
-        if is_system_dir(p): raise ConfigError(f"{src}: {r!r} is a system directory and cannot be a document root; point it at a folder of documents")
-        if p not in roots: roots.append(p)
+        p = Path(os.path.realpath(p if p.is_absolute() else cwd / p))
+        if is_system_dir(p):
+            raise ConfigError(
+                f"{src}: {r!r} is a system directory and cannot be a document root; point it at a folder of documents"
+            )
+        if p not in roots:
+            roots.append(p)
     return roots
 
 # %% ../nbs/00_config.ipynb #7492f0cf
@@ -167,33 +241,58 @@ def load_config(env=None, base_dirs=None, db_path=None, cache_dir=None, model_na
     env = dict(os.environ if env is None else env)
     cwd = Path(cwd or os.getcwd())
     errors, cfg = [], Config()
+
     def attempt(fn, default):
-        try: return fn()
-        except ConfigError as e: errors.append(str(e)); return default
+        try:
+            return fn()
+        except ConfigError as e:
+            errors.append(str(e))
+            return default
+
     cfg.roots = attempt(lambda: _roots(env, base_dirs, cwd), [])
     first = cfg.roots[0] if cfg.roots else cwd
+
     def place(name, v, default):
-        if not v or not str(v).strip(): return default
-        return Path(os.path.realpath(cwd/os.path.expanduser(_text(name, v).strip())))
-    cfg.db_path = attempt(lambda: place("DB_PATH", db_path or env.get("DB_PATH"), first/".minirag"), first/".minirag")
-    cfg.cache_dir = attempt(lambda: place("CACHE_DIR", cache_dir or env.get("CACHE_DIR"), Path(user_cache_dir("minirag"))/"models"),
-                            Path(user_cache_dir("minirag"))/"models")
-    cfg.model_name = attempt(lambda: _text("MODEL_NAME", model_name or env.get("MODEL_NAME") or "").strip() or DEFAULT_MODEL, DEFAULT_MODEL)
-    cfg.max_file_size = attempt(lambda: _num(env, "MAX_FILE_SIZE", int, DEFAULT_MAX_FILE_SIZE, 1, None, "a whole number of bytes"), DEFAULT_MAX_FILE_SIZE)
-    cfg.chunk_token_budget = attempt(lambda: _num(env, "CHUNK_TOKEN_BUDGET", int, 110, *BUDGET_RANGE, "a whole number"), 110)
+        if not v or not str(v).strip():
+            return default
+        return Path(os.path.realpath(cwd / os.path.expanduser(_text(name, v).strip())))
+
+    cfg.db_path = attempt(
+        lambda: place("DB_PATH", db_path or env.get("DB_PATH"), first / ".minirag"), first / ".minirag"
+    )
+    cfg.cache_dir = attempt(
+        lambda: place("CACHE_DIR", cache_dir or env.get("CACHE_DIR"), Path(user_cache_dir("minirag")) / "models"),
+        Path(user_cache_dir("minirag")) / "models",
+    )
+    cfg.model_name = attempt(
+        lambda: _text("MODEL_NAME", model_name or env.get("MODEL_NAME") or "").strip() or DEFAULT_MODEL, DEFAULT_MODEL
+    )
+    cfg.max_file_size = attempt(
+        lambda: _num(env, "MAX_FILE_SIZE", int, DEFAULT_MAX_FILE_SIZE, 1, None, "a whole number of bytes"),
+        DEFAULT_MAX_FILE_SIZE,
+    )
+    cfg.chunk_token_budget = attempt(
+        lambda: _num(env, "CHUNK_TOKEN_BUDGET", int, 110, *BUDGET_RANGE, "a whole number"), 110
+    )
     cfg.hybrid_weight = attempt(lambda: _num(env, "RAG_HYBRID_WEIGHT", float, 0.6, 0.0, 1.0, "a number"), 0.6)
     g = (env.get("RAG_GROUPING") or "").strip().lower() or None
-    if g not in (None, "similar", "related"): errors.append(f"RAG_GROUPING={env['RAG_GROUPING']!r} is not valid; use 'similar', 'related' or leave it unset")
-    else: cfg.grouping = g
+    if g not in (None, "similar", "related"):
+        errors.append(f"RAG_GROUPING={env['RAG_GROUPING']!r} is not valid; use 'similar', 'related' or leave it unset")
+    else:
+        cfg.grouping = g
     fu = (env.get("RAG_FUSION") or "").strip().lower() or "adaptive"
-    if fu not in ("adaptive", "rrf"): errors.append(f"RAG_FUSION={env['RAG_FUSION']!r} is not valid; use 'adaptive' (default) or 'rrf'")
-    else: cfg.fusion = fu
+    if fu not in ("adaptive", "rrf"):
+        errors.append(f"RAG_FUSION={env['RAG_FUSION']!r} is not valid; use 'adaptive' (default) or 'rrf'")
+    else:
+        cfg.fusion = fu
     cfg.max_distance = attempt(lambda: _num(env, "RAG_MAX_DISTANCE", float, None, 0.0, None, "a number"), None)
     cfg.max_files = attempt(lambda: _num(env, "RAG_MAX_FILES", int, None, 1, None, "a whole number"), None)
     cfg.ocr_lang = (env.get("RAG_OCR_LANG") or "").strip() or None
     if cfg.ocr_lang:
-        from minirag.ocr import validate_ocr_lang   # lazy: ocr sits above config
-        if (msg := validate_ocr_lang(cfg.ocr_lang)): errors.append(msg)
+        from minirag.ocr import validate_ocr_lang  # lazy: ocr sits above config
+
+        if msg := validate_ocr_lang(cfg.ocr_lang):
+            errors.append(msg)
     cfg.ocr_min_chars = attempt(lambda: _num(env, "RAG_OCR_MIN_CHARS_PER_PAGE", int, 25, 0, None, "a whole number"), 25)
     cfg.instructions_append = env.get("RAG_INSTRUCTIONS_APPEND") or None
     cfg.allow_private_urls = attempt(lambda: _bool(env, "ALLOW_PRIVATE_URLS"), False)

@@ -20,23 +20,30 @@ __all__ = ['DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'LIBRARY_LOGGERS', 'MAX_WARNIN
 # %% ../nbs/02_convert.ipynb #f97b5a98
 DOC_EXTS = (".md", ".markdown", ".txt", ".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".csv", ".epub", ".ipynb")
 TEXT_EXTS = (".md", ".markdown", ".txt", ".csv", ".html", ".htm", ".ipynb")
-PLAIN_EXTS = (".md", ".markdown", ".txt")   # already Markdown/plain text: no conversion needed
+PLAIN_EXTS = (".md", ".markdown", ".txt")  # already Markdown/plain text: no conversion needed
+
 
 def scanned_exts() -> tuple[str, ...]:
     "Extensions a sync picks up: the 12 document types, plus images when the OCR extra is installed."
     from minirag import ocr
+
     return DOC_EXTS + (tuple(ocr.IMAGE_EXTS) if ocr.ocr_available() else ())
 
 # %% ../nbs/02_convert.ipynb #d102dc6a
 @dataclass
 class Converted:
     "A document as Markdown, with the title its format carries (if any) and the warnings raised while reading it."
+
     markdown: str
     meta_title: str | None = None
     ocr_engine: str = ""
-    warnings: list[str] = field(default_factory=list)   # library warnings and partial reads, one line each, for this file
+    warnings: list[str] = field(
+        default_factory=list
+    )  # library warnings and partial reads, one line each, for this file
+
 
 _md, _md_lock = None, threading.Lock()
+
 
 def markitdown():
     "The process-wide MarkItDown instance."
@@ -44,12 +51,16 @@ def markitdown():
     with _md_lock:
         if _md is None:
             from markitdown import MarkItDown
+
             _md = MarkItDown(enable_plugins=False)
     return _md
 
+
 def _looks_binary(path: Path) -> bool:
-    with open(path, "rb") as f: head = f.read(8192)
-    return b"\x00" in head and not bom_encoding(head)   # UTF-16/32 text is full of NULs
+    with open(path, "rb") as f:
+        head = f.read(8192)
+    return b"\x00" in head and not bom_encoding(head)  # UTF-16/32 text is full of NULs
+
 
 def _short(e: Exception) -> str:
     msg = str(e).strip().splitlines()
@@ -63,29 +74,38 @@ _sink = threading.local()
 _hook_lock = threading.Lock()
 _hook = dict(users=0, show=None, filters=None, propagate={})
 
+
 class _SinkHandler(logging.Handler):
     def emit(self, record):
         items = getattr(_sink, "items", None)
         if items is not None and record.levelno >= logging.WARNING:
             items.append(f"{record.name}: {record.getMessage()}")
 
+
 _handler = _SinkHandler(logging.WARNING)
+
 
 def _show(message, category, filename, lineno, file=None, line=None):
     items = getattr(_sink, "items", None)
-    if items is not None: items.append(f"{category.__name__}: {message}")
-    else: _hook["show"](message, category, filename, lineno, file, line)
+    if items is not None:
+        items.append(f"{category.__name__}: {message}")
+    else:
+        _hook["show"](message, category, filename, lineno, file, line)
+
 
 def _install():
     with _hook_lock:
         if _hook["users"] == 0:
             _hook["show"], _hook["filters"] = warnings.showwarning, warnings.filters[:]
             warnings.showwarning = _show
-            warnings.simplefilter("always")     # a warning seen in an earlier file is reported again for this one
+            warnings.simplefilter("always")  # a warning seen in an earlier file is reported again for this one
             for name in LIBRARY_LOGGERS:
-                lg = logging.getLogger(name); _hook["propagate"][name] = lg.propagate
-                lg.addHandler(_handler); lg.propagate = False
+                lg = logging.getLogger(name)
+                _hook["propagate"][name] = lg.propagate
+                lg.addHandler(_handler)
+                lg.propagate = False
         _hook["users"] += 1
+
 
 def _uninstall():
     with _hook_lock:
@@ -93,70 +113,103 @@ def _uninstall():
         if _hook["users"] == 0:
             warnings.showwarning = _hook["show"]
             warnings.filters[:] = _hook["filters"]
-            getattr(warnings, "_filters_mutated", lambda: None)()   # invalidate the per-module "already shown" caches
+            getattr(warnings, "_filters_mutated", lambda: None)()  # invalidate the per-module "already shown" caches
             for name in LIBRARY_LOGGERS:
-                lg = logging.getLogger(name); lg.removeHandler(_handler); lg.propagate = _hook["propagate"].pop(name, True)
+                lg = logging.getLogger(name)
+                lg.removeHandler(_handler)
+                lg.propagate = _hook["propagate"].pop(name, True)
+
 
 @contextmanager
 def captured_warnings():
     "Collect the warnings and library log records raised in this thread into the yielded list (deduplicated, capped)."
     items: list[str] = []
     outer = getattr(_sink, "items", None)
-    _install(); _sink.items = items
-    try: yield items
+    _install()
+    _sink.items = items
+    try:
+        yield items
     finally:
-        _sink.items = outer; _uninstall()
+        _sink.items = outer
+        _uninstall()
         seen = list(dict.fromkeys(" ".join(s.split())[:240] for s in items))
-        items[:] = seen[:MAX_WARNINGS] + ([f"… and {len(seen) - MAX_WARNINGS} more warnings"] if len(seen) > MAX_WARNINGS else [])
+        items[:] = seen[:MAX_WARNINGS] + (
+            [f"… and {len(seen) - MAX_WARNINGS} more warnings"] if len(seen) > MAX_WARNINGS else []
+        )
 
 # %% ../nbs/02_convert.ipynb #425296a9
 _OLE = bytes.fromhex("D0CF11E0A1B11AE1")
-_MAIN_PART = {".docx": ("wordprocessingml.document", "ms-word.document", "wordprocessingml.template", "ms-word.template"),
-              ".xlsx": ("spreadsheetml.sheet", "ms-excel.sheet", "spreadsheetml.template", "ms-excel.template"),
-              ".pptx": ("presentationml.presentation", "ms-powerpoint.presentation", "presentationml.slideshow",
-                        "ms-powerpoint.slideshow", "presentationml.template", "ms-powerpoint.template")}
+_MAIN_PART = {
+    ".docx": ("wordprocessingml.document", "ms-word.document", "wordprocessingml.template", "ms-word.template"),
+    ".xlsx": ("spreadsheetml.sheet", "ms-excel.sheet", "spreadsheetml.template", "ms-excel.template"),
+    ".pptx": (
+        "presentationml.presentation",
+        "ms-powerpoint.presentation",
+        "presentationml.slideshow",
+        "ms-powerpoint.slideshow",
+        "presentationml.template",
+        "ms-powerpoint.template",
+    ),
+}
+
 
 def _check_container(path: Path, ext: str):
     "Refuse Office/EPUB files that are not the zip container they claim and notebooks that are not notebook JSON."
     if ext in (".docx", ".pptx", ".xlsx", ".epub"):
-        with open(path, "rb") as f: head = f.read(8)
-        if head == _OLE: raise MiniragError(f"{path}: the {ext} file is encrypted (password-protected); save an unprotected copy to index it")
-        if not zipfile.is_zipfile(path): raise MiniragError(f"{path}: not a valid {ext} file (corrupt, or another format renamed)")
+        with open(path, "rb") as f:
+            head = f.read(8)
+        if head == _OLE:
+            raise MiniragError(
+                f"{path}: the {ext} file is encrypted (password-protected); save an unprotected copy to index it"
+            )
+        if not zipfile.is_zipfile(path):
+            raise MiniragError(f"{path}: not a valid {ext} file (corrupt, or another format renamed)")
         try:
             with zipfile.ZipFile(path) as z:
                 names = set(z.namelist())
-                if ext == ".epub": ok = "META-INF/container.xml" in names
+                if ext == ".epub":
+                    ok = "META-INF/container.xml" in names
                 else:
                     info = z.getinfo("[Content_Types].xml") if "[Content_Types].xml" in names else None
                     types = z.read(info).decode("utf-8", "replace") if info and info.file_size < 4_000_000 else ""
                     ok = any(t in types for t in _MAIN_PART[ext])
         except (zipfile.BadZipFile, OSError, RuntimeError, ValueError, NotImplementedError) as e:
             raise MiniragError(f"{path}: not a valid {ext} file ({_short(e)})") from None
-        if not ok: raise MiniragError(f"{path}: a zip archive, but not a {ext} document (no {'EPUB container' if ext == '.epub' else 'Office main part'}); rename or remove it")
+        if not ok:
+            raise MiniragError(
+                f"{path}: a zip archive, but not a {ext} document (no {'EPUB container' if ext == '.epub' else 'Office main part'}); rename or remove it"
+            )
     elif ext == ".ipynb":
-        try: nb = json.loads(path.read_text(encoding="utf-8", errors="strict"))
-        except (ValueError, UnicodeDecodeError): nb = None
+        try:
+            nb = json.loads(path.read_text(encoding="utf-8", errors="strict"))
+        except (ValueError, UnicodeDecodeError):
+            nb = None
         if not isinstance(nb, dict) or not isinstance(nb.get("cells"), list):
             raise MiniragError(f"{path}: not a valid Jupyter notebook (no cells list)")
+
 
 def office_title(path: Path) -> str | None:
     "The `dc:title` of an Office file's core properties (`docProps/core.xml`), if any."
     try:
         with zipfile.ZipFile(path) as z:
-            if "docProps/core.xml" not in z.namelist() or z.getinfo("docProps/core.xml").file_size > 1_000_000: return None
+            if "docProps/core.xml" not in z.namelist() or z.getinfo("docProps/core.xml").file_size > 1_000_000:
+                return None
             xml = z.read("docProps/core.xml").decode("utf-8", "replace")
-    except (zipfile.BadZipFile, OSError, KeyError, RuntimeError, ValueError, NotImplementedError): return None
+    except (zipfile.BadZipFile, OSError, KeyError, RuntimeError, ValueError, NotImplementedError):
+        return None
     m = re.search(r"<dc:title>(.*?)</dc:title>", xml, re.S)
     return html.unescape(m.group(1)).strip() or None if m else None
 
 # %% ../nbs/02_convert.ipynb #d0cx0001
 _LOOKS_MD = re.compile(r"^\s{0,3}(#{1,6}(?=\s|$)|`{3,}|~{3,})")
 
+
 def docx_to_markdown(path: Path) -> str:
     "Markdown of a .docx: markitdown's converter, with paragraphs that merely start with `#` kept as text."
     from bs4 import BeautifulSoup, NavigableString
     from markitdown import StreamInfo
     from markitdown.converters import DocxConverter, HtmlConverter
+
     class _Escaping(HtmlConverter):
         def convert_string(self, html_content, **kw):
             soup = BeautifulSoup(html_content, "html.parser")
@@ -165,7 +218,9 @@ def docx_to_markdown(path: Path) -> str:
                 if first is not None and _LOOKS_MD.match(first):
                     first.replace_with(_LOOKS_MD.sub(lambda m: "\\" + m.group(1), str(first), count=1))
             return super().convert_string(str(soup), **kw)
-    conv = DocxConverter(); conv._html_converter = _Escaping()
+
+    conv = DocxConverter()
+    conv._html_converter = _Escaping()
     with open(path, "rb") as f:
         return conv.convert(f, StreamInfo(extension=".docx", local_path=str(path))).markdown or ""
 
@@ -173,58 +228,83 @@ def docx_to_markdown(path: Path) -> str:
 def _convert(path: Path, ext: str, cfg: Config) -> tuple[str, str | None, str, list[str]]:
     "(markdown, metadata title, OCR engine, extra warnings) of one document file."
     from minirag.titles import split_front_matter
+
     if ext in PLAIN_EXTS:
         text, _ = read_text_file(path)
-        if ext == ".txt": return text, None, "", []
+        if ext == ".txt":
+            return text, None, "", []
         title, body = split_front_matter(text)
         return body, title, "", []
     if ext == ".csv":
         from minirag.sheets import csv_to_markdown
+
         return csv_to_markdown(path), None, "", []
     if ext in (".html", ".htm"):
         from minirag.html import decode_html, html_to_markdown
+
         md, title = html_to_markdown(decode_html(path.read_bytes()))
         return md, title, "", []
     if ext == ".pdf":
         from minirag.pdf import pdf_to_markdown
+
         r = pdf_to_markdown(path, cfg)
         return r.markdown, r.title, r.ocr_engine, r.warnings
     if ext == ".xlsx":
         from minirag.sheets import xlsx_to_markdown
+
         return xlsx_to_markdown(path), office_title(path), "", []
     try:
-        if ext == ".docx": return docx_to_markdown(path), office_title(path), "", []
+        if ext == ".docx":
+            return docx_to_markdown(path), office_title(path), "", []
         res = markitdown().convert(path)
-    except MiniragError: raise
+    except MiniragError:
+        raise
     except Exception as e:
-        raise MiniragError(f"{path}: could not convert ({_short(e)}); the file may be corrupt, encrypted or password-protected") from None
+        raise MiniragError(
+            f"{path}: could not convert ({_short(e)}); the file may be corrupt, encrypted or password-protected"
+        ) from None
     title = office_title(path) if ext == ".pptx" else (res.title or None) if ext == ".epub" else None
     return res.markdown or "", title, "", []
 
+
 def convert_file(path: Path, cfg: Config) -> Converted:
     "Convert one local file to Markdown."
-    path = Path(path); ext = path.suffix.lower()
-    try: size = path.stat().st_size
-    except OSError as e: raise MiniragError(f"{path}: cannot read the file ({e.strerror or e})")
+    path = Path(path)
+    ext = path.suffix.lower()
+    try:
+        size = path.stat().st_size
+    except OSError as e:
+        raise MiniragError(f"{path}: cannot read the file ({e.strerror or e})")
     if size > cfg.max_file_size:
-        raise MiniragError(f"{path}: {size:,} bytes is over MAX_FILE_SIZE ({cfg.max_file_size:,}); raise MAX_FILE_SIZE to index it")
-    if size == 0: raise MiniragError(f"{path}: the file is empty (0 bytes); nothing to index")
+        raise MiniragError(
+            f"{path}: {size:,} bytes is over MAX_FILE_SIZE ({cfg.max_file_size:,}); raise MAX_FILE_SIZE to index it"
+        )
+    if size == 0:
+        raise MiniragError(f"{path}: the file is empty (0 bytes); nothing to index")
     from minirag import ocr
+
     if ext in getattr(ocr, "IMAGE_EXTS", ()):
-        if not ocr.ocr_available(): raise MiniragError(f"{path}: images need the OCR extra; install it with pip install 'minirag[ocr]'")
+        if not ocr.ocr_available():
+            raise MiniragError(f"{path}: images need the OCR extra; install it with pip install 'minirag[ocr]'")
         r = ocr.ocr_image(path, cfg.ocr_lang, cfg.cache_dir)
-        if not r.text.strip(): raise MiniragError(f"{path}: no text was recognised in the image")
+        if not r.text.strip():
+            raise MiniragError(f"{path}: no text was recognised in the image")
         return Converted(r.text, None, r.engine)
-    if ext not in DOC_EXTS: raise MiniragError(f"{path}: {ext or 'no extension'} is not a supported type; supported: {' '.join(DOC_EXTS)}")
+    if ext not in DOC_EXTS:
+        raise MiniragError(f"{path}: {ext or 'no extension'} is not a supported type; supported: {' '.join(DOC_EXTS)}")
     try:
         if ext in TEXT_EXTS and _looks_binary(path):
             raise MiniragError(f"{path}: the bytes are binary, not {ext} text; rename or remove the file")
         _check_container(path, ext)
-    except OSError as e: raise MiniragError(f"{path}: cannot read the file ({e.strerror or e})") from None
+    except OSError as e:
+        raise MiniragError(f"{path}: cannot read the file ({e.strerror or e})") from None
     with captured_warnings() as caught:
-        try: md, title, engine, extra = _convert(path, ext, cfg)
-        except OSError as e: raise MiniragError(f"{path}: cannot read the file ({e.strerror or e})") from None
+        try:
+            md, title, engine, extra = _convert(path, ext, cfg)
+        except OSError as e:
+            raise MiniragError(f"{path}: cannot read the file ({e.strerror or e})") from None
     if not re.search(r"\w", md):
         raise MiniragError(f"{path}: no text could be extracted" + (f" ({caught[0]})" if caught else ""))
-    if (why := not_language(md)): raise MiniragError(f"{path}: not text in a language ({why}); the file was not indexed")
+    if why := not_language(md):
+        raise MiniragError(f"{path}: not text in a language ({why}); the file was not indexed")
     return Converted(md, title, engine, extra + caught)

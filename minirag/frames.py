@@ -9,11 +9,14 @@ from __future__ import annotations
 import html, os
 from pathlib import Path
 from .config import MiniragError
+
 try:  # the notebook layer is an extra: a lean `pip install minirag` (server, CLI) has no pandas
     import pandas as pd
     from fastcore.basics import patch
 except ImportError as e:
-    raise MiniragError(f"minirag's notebook layer needs its extra ({e.name} is missing): pip install 'minirag[notebook]'") from None
+    raise MiniragError(
+        f"minirag's notebook layer needs its extra ({e.name} is missing): pip install 'minirag[notebook]'"
+    ) from None
 from .chunk import rebuild_section
 from .search import display_path
 from .store import source_rows, chunk_rows, has_chunks_table
@@ -23,30 +26,59 @@ from .api import Index
 __all__ = ['RESULT_COLUMNS', 'CHUNK_COLUMNS', 'SOURCE_COLUMNS', 'short', 'breadcrumb', 'QueryResult', 'ChunkTable', 'SourceTable']
 
 # %% ../nbs/10b_frames.ipynb #574355d2
-RESULT_COLUMNS = ["rank", "display_path", "title", "chunk_index", "section", "score", "distance",
-                  "vector_rank", "keyword_rank", "text", "source", "parent_id"]
+RESULT_COLUMNS = [
+    "rank",
+    "display_path",
+    "title",
+    "chunk_index",
+    "section",
+    "score",
+    "distance",
+    "vector_rank",
+    "keyword_rank",
+    "text",
+    "source",
+    "parent_id",
+]
 CHUNK_COLUMNS = ["chunk_index", "parent_id", "kind", "tokens", "budget_share", "prefix_len", "section_head", "text"]
-SOURCE_COLUMNS = ["display_path", "kind", "title", "category", "chunk_count", "size", "ocr_engine", "scheme",
-                  "ingested_at", "source"]
+SOURCE_COLUMNS = [
+    "display_path",
+    "kind",
+    "title",
+    "category",
+    "chunk_count",
+    "size",
+    "ocr_engine",
+    "scheme",
+    "ingested_at",
+    "source",
+]
 
 # %% ../nbs/10b_frames.ipynb #9b644021
-def short(s: str, # any text
-          n: int = 80 # maximum characters kept
-         ) -> str:
+def short(
+    s: str,  # any text
+    n: int = 80,  # maximum characters kept
+) -> str:
     "`s` on one line, cut to `n` characters with an ellipsis."
     s = " ".join(str(s).split())
-    return s if len(s) <= n else s[:n - 1] + "…"
+    return s if len(s) <= n else s[: n - 1] + "…"
 
-def breadcrumb(section_head: str # a chunk's section head, e.g. "# A\n\n## B"
-              ) -> str:
+
+def breadcrumb(
+    section_head: str,  # a chunk's section head, e.g. "# A\n\n## B"
+) -> str:
     "Heading lines of a section head joined as `A › B`."
     parts = [l.strip().lstrip("#").strip() for l in (section_head or "").splitlines()]
     return " › ".join(p for p in parts if p)
 
+
 def _md_table(header: list, rows: list) -> str:
     esc = lambda v: "" if v is None else str(v).replace("|", "\\|")
-    return "\n".join(["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] +
-                     ["| " + " | ".join(esc(v) for v in r) + " |" for r in rows])
+    return "\n".join(
+        ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        + ["| " + " | ".join(esc(v) for v in r) + " |" for r in rows]
+    )
+
 
 def _html_table(header: list, rows: list, cls: str = "minirag") -> str:
     esc = lambda v: "" if v is None else html.escape(str(v))
@@ -57,141 +89,260 @@ def _html_table(header: list, rows: list, cls: str = "minirag") -> str:
 # %% ../nbs/10b_frames.ipynb #352544f6
 class QueryResult:
     "Hits of one hybrid query, renderable and convertible to a DataFrame."
-    def __init__(self, raw: dict, # what `Index.query` returned
-                 weight: float | None = None, # hybrid weight used, for display
-                 sections: dict | None = None # (source, chunk_index) -> (section head, prefix_len)
-                ):
+
+    def __init__(
+        self,
+        raw: dict,  # what `Index.query` returned
+        weight: float | None = None,  # hybrid weight used, for display
+        sections: dict | None = None,  # (source, chunk_index) -> (section head, prefix_len)
+    ):
         self.raw, self.weight, self._sections = raw, weight, sections or {}
         self.query = raw.get("query", "")
         dp = {s["source"]: s["displayPath"] for s in raw.get("sources", [])}
+
         def extra(h):
             head, plen = self._sections.get((h["source"], h["chunkIndex"]), ("", 0))
-            return dict(displayPath=dp.get(h["source"], h["source"]), section=breadcrumb(head), body=h["text"])   # a hit's text is already document text (R-T4)
+            return dict(
+                displayPath=dp.get(h["source"], h["source"]), section=breadcrumb(head), body=h["text"]
+            )  # a hit's text is already document text (R-T4)
+
         self.hits = [dict(h, **extra(h)) for h in raw.get("results", [])]
 
-    def __len__(self): return len(self.hits)
-    def __getitem__(self, i): return self.hits[i]
-    def __iter__(self): return iter(self.hits)
+    def __len__(self):
+        return len(self.hits)
+
+    def __getitem__(self, i):
+        return self.hits[i]
+
+    def __iter__(self):
+        return iter(self.hits)
 
     @property
-    def parents(self) -> dict: return self.raw.get("parents", {})
+    def parents(self) -> dict:
+        return self.raw.get("parents", {})
 
     def to_df(self) -> pd.DataFrame:
         "One row per hit, columns `RESULT_COLUMNS`."
-        rows = [[i, h["displayPath"], h["title"], h["chunkIndex"], h["section"], h["score"], h["distance"],
-                 h["vectorRank"], h["keywordRank"], h["text"], h["source"], h["parentId"]] for i, h in enumerate(self.hits)]
+        rows = [
+            [
+                i,
+                h["displayPath"],
+                h["title"],
+                h["chunkIndex"],
+                h["section"],
+                h["score"],
+                h["distance"],
+                h["vectorRank"],
+                h["keywordRank"],
+                h["text"],
+                h["source"],
+                h["parentId"],
+            ]
+            for i, h in enumerate(self.hits)
+        ]
         df = pd.DataFrame(rows, columns=RESULT_COLUMNS)
         df["distance"] = df["distance"].astype("float64")
-        for c in ("vector_rank", "keyword_rank"): df[c] = df[c].astype("Int64")
+        for c in ("vector_rank", "keyword_rank"):
+            df[c] = df[c].astype("Int64")
         return df
 
     def sources_df(self) -> pd.DataFrame:
         "Sources in rank order with their hit counts."
-        return pd.DataFrame([[s["displayPath"], s["title"], s["hits"], s["source"]] for s in self.raw.get("sources", [])],
-                            columns=["display_path", "title", "hits", "source"])
+        return pd.DataFrame(
+            [[s["displayPath"], s["title"], s["hits"], s["source"]] for s in self.raw.get("sources", [])],
+            columns=["display_path", "title", "hits", "source"],
+        )
 
     def _rows(self, n=70):
         f = lambda v, d=4: "–" if v is None else (round(v, d) if isinstance(v, float) else v)
-        return [[i, h["displayPath"], h["section"], f(h["score"], 5), f(h["distance"]), f(h["vectorRank"]),
-                 f(h["keywordRank"]), short(h["body"], n)] for i, h in enumerate(self.hits)]
+        return [
+            [
+                i,
+                h["displayPath"],
+                h["section"],
+                f(h["score"], 5),
+                f(h["distance"]),
+                f(h["vectorRank"]),
+                f(h["keywordRank"]),
+                short(h["body"], n),
+            ]
+            for i, h in enumerate(self.hits)
+        ]
 
     _HEAD = ["#", "document", "section", "score", "distance", "vec", "kw", "text"]
+
     def _caption(self):
         w = "" if self.weight is None else f", weight {self.weight:g}"
         return f"{len(self)} hits for “{self.query}”{w}"
 
-    def _repr_markdown_(self): return f"**{self._caption()}**\n\n" + _md_table(self._HEAD, self._rows())
-    def _repr_html_(self): return f"<p><b>{html.escape(self._caption())}</b></p>" + _html_table(self._HEAD, self._rows())
-    def __repr__(self): return f"QueryResult({self._caption()})"
+    def _repr_markdown_(self):
+        return f"**{self._caption()}**\n\n" + _md_table(self._HEAD, self._rows())
+
+    def _repr_html_(self):
+        return f"<p><b>{html.escape(self._caption())}</b></p>" + _html_table(self._HEAD, self._rows())
+
+    def __repr__(self):
+        return f"QueryResult({self._caption()})"
 
 # %% ../nbs/10b_frames.ipynb #75bff5c1
 class ChunkTable:
     "The chunks of one indexed source, in chunk order."
-    def __init__(self, source: str, # source id
-                 rows: list, # chunk dicts with the `Chunk` fields and `chunk_index`
-                 budget: int, # token budget the chunks were cut against
-                 title: str = "", # document title
-                 category: str = "", # detected structure
-                 display: str | None = None # path shown to people
-                ):
+
+    def __init__(
+        self,
+        source: str,  # source id
+        rows: list,  # chunk dicts with the `Chunk` fields and `chunk_index`
+        budget: int,  # token budget the chunks were cut against
+        title: str = "",  # document title
+        category: str = "",  # detected structure
+        display: str | None = None,  # path shown to people
+    ):
         self.source, self.rows, self.budget, self.title, self.category = source, rows, budget, title, category
         self.display_path = display or source
 
-    def __len__(self): return len(self.rows)
-    def __getitem__(self, i): return self.rows[i]
-    def __iter__(self): return iter(self.rows)
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        return self.rows[i]
+
+    def __iter__(self):
+        return iter(self.rows)
 
     def to_df(self) -> pd.DataFrame:
         "One row per chunk, columns `CHUNK_COLUMNS`."
-        df = pd.DataFrame([{c: r.get(c) for c in CHUNK_COLUMNS if c != "budget_share"} for r in self.rows],
-                          columns=[c for c in CHUNK_COLUMNS if c != "budget_share"])
-        df.insert(CHUNK_COLUMNS.index("budget_share"), "budget_share", (df["tokens"] / self.budget).astype("float64").round(3))
+        df = pd.DataFrame(
+            [{c: r.get(c) for c in CHUNK_COLUMNS if c != "budget_share"} for r in self.rows],
+            columns=[c for c in CHUNK_COLUMNS if c != "budget_share"],
+        )
+        df.insert(
+            CHUNK_COLUMNS.index("budget_share"), "budget_share", (df["tokens"] / self.budget).astype("float64").round(3)
+        )
         return df
 
     def sections(self) -> dict:
         "Section id → section text rebuilt from its chunks."
         out = {}
-        for r in self.rows: out.setdefault(r["parent_id"], []).append(r)
+        for r in self.rows:
+            out.setdefault(r["parent_id"], []).append(r)
         return {pid: rebuild_section(rs) for pid, rs in out.items()}
 
     def _rows(self, n=60):
-        return [[r["chunk_index"], r["parent_id"], r["kind"], r["tokens"], f"{r['tokens'] / self.budget:.0%}",
-                 breadcrumb(r["section_head"]), short(r["text"][r["prefix_len"]:], n)] for r in self.rows[:30]]
+        return [
+            [
+                r["chunk_index"],
+                r["parent_id"],
+                r["kind"],
+                r["tokens"],
+                f"{r['tokens'] / self.budget:.0%}",
+                breadcrumb(r["section_head"]),
+                short(r["text"][r["prefix_len"] :], n),
+            ]
+            for r in self.rows[:30]
+        ]
 
     _HEAD = ["#", "section", "kind", "tokens", "of budget", "breadcrumb", "body"]
-    def _caption(self):
-        return (f"{self.display_path} — {self.category or 'unknown'}, {len(self)} chunks in "
-                f"{len({r['parent_id'] for r in self.rows})} sections, budget {self.budget} tokens")
-    def _more(self): return f"… {len(self) - 30} more chunks" if len(self) > 30 else ""
 
-    def _repr_markdown_(self): return f"**{self._caption()}**\n\n" + _md_table(self._HEAD, self._rows()) + ("\n\n" + self._more() if self._more() else "")
+    def _caption(self):
+        return (
+            f"{self.display_path} — {self.category or 'unknown'}, {len(self)} chunks in "
+            f"{len({r['parent_id'] for r in self.rows})} sections, budget {self.budget} tokens"
+        )
+
+    def _more(self):
+        return f"… {len(self) - 30} more chunks" if len(self) > 30 else ""
+
+    def _repr_markdown_(self):
+        return (
+            f"**{self._caption()}**\n\n"
+            + _md_table(self._HEAD, self._rows())
+            + ("\n\n" + self._more() if self._more() else "")
+        )
+
     def _repr_html_(self):
-        return (f"<p><b>{html.escape(self._caption())}</b></p>" + _html_table(self._HEAD, self._rows())
-                + (f"<p>{self._more()}</p>" if self._more() else ""))
-    def __repr__(self): return f"ChunkTable({self._caption()})"
+        return (
+            f"<p><b>{html.escape(self._caption())}</b></p>"
+            + _html_table(self._HEAD, self._rows())
+            + (f"<p>{self._more()}</p>" if self._more() else "")
+        )
+
+    def __repr__(self):
+        return f"ChunkTable({self._caption()})"
 
 # %% ../nbs/10b_frames.ipynb #596a4398
 class SourceTable:
     "The sources of an index with their category and chunk counts."
-    def __init__(self, rows: list # source records from `store.source_rows`, plus `display_path`
-                ): self.rows = rows
 
-    def __len__(self): return len(self.rows)
-    def __getitem__(self, i): return self.rows[i]
-    def __iter__(self): return iter(self.rows)
+    def __init__(
+        self,
+        rows: list,  # source records from `store.source_rows`, plus `display_path`
+    ):
+        self.rows = rows
+
+    def __len__(self):
+        return len(self.rows)
+
+    def __getitem__(self, i):
+        return self.rows[i]
+
+    def __iter__(self):
+        return iter(self.rows)
 
     def to_df(self) -> pd.DataFrame:
         "One row per source, columns `SOURCE_COLUMNS`."
         return pd.DataFrame([[r.get(c) for c in SOURCE_COLUMNS] for r in self.rows], columns=SOURCE_COLUMNS)
 
     _HEAD = ["document", "kind", "title", "category", "chunks"]
-    def _rows(self): return [[r["display_path"], r["kind"], short(r["title"], 50), r["category"], r["chunk_count"]] for r in self.rows]
-    def _caption(self): return f"{len(self)} sources, {sum(r['chunk_count'] for r in self.rows)} chunks"
-    def _repr_markdown_(self): return f"**{self._caption()}**\n\n" + _md_table(self._HEAD, self._rows())
-    def _repr_html_(self): return f"<p><b>{html.escape(self._caption())}</b></p>" + _html_table(self._HEAD, self._rows())
-    def __repr__(self): return f"SourceTable({self._caption()})"
+
+    def _rows(self):
+        return [
+            [r["display_path"], r["kind"], short(r["title"], 50), r["category"], r["chunk_count"]] for r in self.rows
+        ]
+
+    def _caption(self):
+        return f"{len(self)} sources, {sum(r['chunk_count'] for r in self.rows)} chunks"
+
+    def _repr_markdown_(self):
+        return f"**{self._caption()}**\n\n" + _md_table(self._HEAD, self._rows())
+
+    def _repr_html_(self):
+        return f"<p><b>{html.escape(self._caption())}</b></p>" + _html_table(self._HEAD, self._rows())
+
+    def __repr__(self):
+        return f"SourceTable({self._caption()})"
 
 # %% ../nbs/10b_frames.ipynb #a33681c5
 def _section_heads(store, hits: list) -> dict:
     "(source, chunk_index) → (section head, prefix length) for the hits of a query."
-    if not hits: return {}
+    if not hits:
+        return {}
     with store.session() as con:
-        rows = con.execute("SELECT source, chunk_index, section_head, prefix_len FROM chunks WHERE source IN (SELECT unnest(?::VARCHAR[]))",
-                           [list({h["source"] for h in hits})]).fetchall()
+        rows = con.execute(
+            "SELECT source, chunk_index, section_head, prefix_len FROM chunks WHERE source IN (SELECT unnest(?::VARCHAR[]))",
+            [list({h["source"] for h in hits})],
+        ).fetchall()
     want = {(h["source"], h["chunkIndex"]) for h in hits}
     return {(s, i): (sh, pl) for s, i, sh, pl in rows if (s, i) in want}
 
-def _with_display(r: dict) -> dict: return dict(r, display_path=display_path(r["source"], r["kind"], r["root"]))
+
+def _with_display(r: dict) -> dict:
+    return dict(r, display_path=display_path(r["source"], r["kind"], r["root"]))
+
 
 @patch
-def search(self: Index, query: str, # words to search for
-           top_k: int = 8, # hits to return, 1..100
-           scope: str | None = None, # a folder or file path, or a data/url id prefix
-           weight: float | None = None # 0 = vectors only, 1 = keywords only; default RAG_HYBRID_WEIGHT
-          ) -> QueryResult:
+def search(
+    self: Index,
+    query: str,  # words to search for
+    top_k: int = 8,  # hits to return, 1..100
+    scope: str | None = None,  # a folder or file path, or a data/url id prefix
+    weight: float | None = None,  # 0 = vectors only, 1 = keywords only; default RAG_HYBRID_WEIGHT
+) -> QueryResult:
     "Hybrid query returning a `QueryResult` (tables and `.to_df()`)."
     raw = self.query(query, top_k, scope, weight)
-    return QueryResult(raw, self.cfg.hybrid_weight if weight is None else float(weight), _section_heads(self.store, raw["results"]))
+    return QueryResult(
+        raw, self.cfg.hybrid_weight if weight is None else float(weight), _section_heads(self.store, raw["results"])
+    )
+
 
 @patch
 def sources(self: Index) -> SourceTable:
@@ -199,24 +350,36 @@ def sources(self: Index) -> SourceTable:
     self.cfg.check()
     return SourceTable([_with_display(r) for r in source_rows(self.store)] if self.store.exists() else [])
 
+
 def _find_source(ix: Index, source) -> dict:
     "The source record for an id, an absolute path or a display path."
     recs = [_with_display(r) for r in source_rows(ix.store)] if ix.store.exists() else []
     s = str(source)
     for key in ("source", "display_path"):
         for r in recs:
-            if r[key] == s: return r
+            if r[key] == s:
+                return r
     p = Path(os.path.expanduser(s))
     if p.is_absolute():
         for r in recs:
-            if r["kind"] == "file" and Path(r["source"]) == p.resolve(): return r
+            if r["kind"] == "file" and Path(r["source"]) == p.resolve():
+                return r
     raise MiniragError(f"{s} is not in the index; give a source id or display path from ix.sources()")
 
+
 @patch
-def chunks(self: Index, source # source id, absolute path, or display path
-          ) -> ChunkTable:
+def chunks(
+    self: Index,
+    source,  # source id, absolute path, or display path
+) -> ChunkTable:
     "The chunks of one source with their token counts against the budget."
     self.cfg.check()
     r = _find_source(self, source)
-    return ChunkTable(r["source"], chunk_rows(self.store, r["source"]), self.cfg.chunk_token_budget,
-                      r["title"], r["category"], r["display_path"])
+    return ChunkTable(
+        r["source"],
+        chunk_rows(self.store, r["source"]),
+        self.cfg.chunk_token_budget,
+        r["title"],
+        r["category"],
+        r["display_path"],
+    )

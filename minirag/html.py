@@ -13,18 +13,42 @@ from .text import decode_text
 __all__ = ['MAIN_SELECTORS', 'DROP_SELECTORS', 'decode_html', 'main_node', 'html_to_markdown']
 
 # %% ../nbs/02e_html.ipynb #97714dd3
-MAIN_SELECTORS = ("main", "[role=main]", "div[itemprop=articleBody]", "div.md-content", "div.body[role=main]",
-                  "div.documentwrapper div.body", "div.body", "article")
-DROP_SELECTORS = ("nav", "[role=navigation]", "div.navheader", "div.navfooter", "div.sphinxsidebar", "div.related",
-                  "a.headerlink", "div.md-sidebar", "script", "style", "noscript", "template")
+MAIN_SELECTORS = (
+    "main",
+    "[role=main]",
+    "div[itemprop=articleBody]",
+    "div.md-content",
+    "div.body[role=main]",
+    "div.documentwrapper div.body",
+    "div.body",
+    "article",
+)
+DROP_SELECTORS = (
+    "nav",
+    "[role=navigation]",
+    "div.navheader",
+    "div.navfooter",
+    "div.sphinxsidebar",
+    "div.related",
+    "a.headerlink",
+    "div.md-sidebar",
+    "script",
+    "style",
+    "noscript",
+    "template",
+)
 _META_CHARSET = re.compile(rb"""<meta[^>]+charset\s*=\s*["']?\s*([\w:.-]+)""", re.I)
+
 
 def decode_html(data: bytes) -> str:
     "HTML bytes as text: a BOM, then the declared `<meta charset>` when the bytes agree with it, then `decode_text`."
     if not data.startswith((b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")) and (m := _META_CHARSET.search(data[:4096])):
-        try: return data.decode(m.group(1).decode("ascii").lower())
-        except (LookupError, UnicodeDecodeError): pass
+        try:
+            return data.decode(m.group(1).decode("ascii").lower())
+        except (LookupError, UnicodeDecodeError):
+            pass
     return decode_text(data)[0]
+
 
 def main_node(soup):
     "The element holding the page's main content, or None when the page marks none."
@@ -32,19 +56,26 @@ def main_node(soup):
         found = soup.select(sel)
         if len(found) == 1 or (found and sel != "article"):
             node = found[0]
-            if node.get_text(" ", strip=True): return node
+            if node.get_text(" ", strip=True):
+                return node
     return None
 
-def html_to_markdown(html: str, # the page's text
-                    ) -> tuple[str, str | None]:
+
+def html_to_markdown(
+    html: str,  # the page's text
+) -> tuple[str, str | None]:
     "(Markdown of the main content, `<title>`) of an HTML page."
     from bs4 import BeautifulSoup
     from markitdown.converters._markdownify import _CustomMarkdownify
+
     soup = BeautifulSoup(html, "html.parser")
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     root = main_node(soup) or soup.find("body") or soup
     for sel in DROP_SELECTORS:
-        for el in root.select(sel): el.decompose()
-    try: md = _CustomMarkdownify().convert_soup(root)
-    except RecursionError: md = root.get_text("\n", strip=True)   # nesting deeper than markdownify can recurse
+        for el in root.select(sel):
+            el.decompose()
+    try:
+        md = _CustomMarkdownify().convert_soup(root)
+    except RecursionError:
+        md = root.get_text("\n", strip=True)  # nesting deeper than markdownify can recurse
     return md.strip(), (title or None)

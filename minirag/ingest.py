@@ -25,6 +25,7 @@ __all__ = ['MAX_TITLE_CHARS', 'FORMATS', 'MAX_SOURCE_ID', 'Engine', 'prepare_chu
 # %% ../nbs/07_ingest.ipynb #e08025d0
 class Engine:
     "Config + store + lazily loaded embedder and token counter for one index."
+
     def __init__(self, cfg: Config, idle_close: float = 0.0, embedder: Embedder | None = None):
         self.cfg = cfg
         self.store = Store(cfg.db_file, idle_close=idle_close)
@@ -33,18 +34,30 @@ class Engine:
 
     @property
     def counter(self) -> TokenCounter:
-        if self._counter is None: self._counter = TokenCounter.from_model_dir(self.embedder.model_dir)
+        if self._counter is None:
+            self._counter = TokenCounter.from_model_dir(self.embedder.model_dir)
         return self._counter
 
 # %% ../nbs/07_ingest.ipynb #771f65a0
 MAX_TITLE_CHARS = 120
 
+
 def prepare_chunks(markdown: str, title: str | None, counter, budget: int):
     "Chunk `markdown` and seed chunk 0 with the title; returns (category, list of chunk dicts)."
     doc = chunk_markdown(strip_inline_images(markdown), counter.count, budget, title or "")
-    rows = [dict(chunk_index=i, parent_id=str(c.parent_id), text=c.text, prefix_len=c.prefix_len,
-                 section_head=c.section_head or "", kind=c.kind, tokens=c.tokens, scheme=SCHEME_VERSION)
-            for i, c in enumerate(doc.chunks)]
+    rows = [
+        dict(
+            chunk_index=i,
+            parent_id=str(c.parent_id),
+            text=c.text,
+            prefix_len=c.prefix_len,
+            section_head=c.section_head or "",
+            kind=c.kind,
+            tokens=c.tokens,
+            scheme=SCHEME_VERSION,
+        )
+        for i, c in enumerate(doc.chunks)
+    ]
     if rows and title:
         head = f"# {title.strip()[:MAX_TITLE_CHARS]}"
         if not rows[0]["text"].lstrip().startswith(head):
@@ -58,24 +71,33 @@ def file_hash(path: Path) -> str:
     "sha256 of a file's bytes."
     h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""): h.update(block)
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
     return h.hexdigest()
+
 
 def ingest_one_file(eng: Engine, path, must_be_absolute: bool = False, known_hash: str | None = None) -> dict:
     "Ingest (or re-ingest) one file under a root; returns {source, title, chunkCount, category}."
     cfg = eng.cfg.check()
     p, root = resolve_in_roots(path, cfg.roots, must_be_absolute)
     try:
-        if not p.is_file(): raise MiniragError(f"{p}: no such file under the document roots" if not p.exists() else f"{p} is not a file")
+        if not p.is_file():
+            raise MiniragError(
+                f"{p}: no such file under the document roots" if not p.exists() else f"{p} is not a file"
+            )
         st = p.stat()
-    except OSError as e: raise MiniragError(f"{p}: cannot read the file ({e.strerror or e}); check its permissions")
+    except OSError as e:
+        raise MiniragError(f"{p}: cannot read the file ({e.strerror or e}); check its permissions")
     h = known_hash or file_hash(p)
     conv = convert_file(p, cfg)
     title = file_title(conv.meta_title, conv.markdown, p)
     category, rows = prepare_chunks(conv.markdown, title, eng.counter, cfg.chunk_token_budget)
-    if not rows: raise MiniragError(f"{p}: no text to index (0 chunks); the previous version, if any, is kept")
+    if not rows:
+        raise MiniragError(f"{p}: no text to index (0 chunks); the previous version, if any, is kept")
     vecs = eng.embedder.embed([r["text"] for r in rows])
-    rec = SourceRecord(str(p), "file", str(root), title, category, h, st.st_size, st.st_mtime, conv.ocr_engine, SCHEME_VERSION)
+    rec = SourceRecord(
+        str(p), "file", str(root), title, category, h, st.st_size, st.st_mtime, conv.ocr_engine, SCHEME_VERSION
+    )
     n = replace_source(eng.store, rec, rows, vecs, eng.embedder.model_id)
     return dict(source=str(p), title=title, chunkCount=n, category=category, ocrEngine=conv.ocr_engine)
 
@@ -83,47 +105,74 @@ def ingest_one_file(eng: Engine, path, must_be_absolute: bool = False, known_has
 FORMATS = ("text", "markdown", "html")
 MAX_SOURCE_ID = 512
 
+
 def check_source_id(source) -> str:
     "Validate a data/url source id."
-    if not isinstance(source, str) or not source.strip(): raise MiniragError("source is empty; give an id such as 'meeting-notes/2026-11'")
+    if not isinstance(source, str) or not source.strip():
+        raise MiniragError("source is empty; give an id such as 'meeting-notes/2026-11'")
     s = source.strip()
-    try: s.encode("utf-8")
-    except UnicodeEncodeError: raise MiniragError("source id contains characters that are not valid text (lone surrogates); use plain text")
-    if len(s) > MAX_SOURCE_ID: raise MiniragError(f"source id is {len(s)} characters; the limit is {MAX_SOURCE_ID}")
-    if s.startswith("/"): raise MiniragError(f"source {s[:80]!r} starts with '/', which is reserved for file paths; use an id like 'notes/{s.strip('/')[:40]}'")
-    if re.search(r"[\x00-\x1f\x7f]", s): raise MiniragError("source id contains control characters; use printable text")
+    try:
+        s.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MiniragError("source id contains characters that are not valid text (lone surrogates); use plain text")
+    if len(s) > MAX_SOURCE_ID:
+        raise MiniragError(f"source id is {len(s)} characters; the limit is {MAX_SOURCE_ID}")
+    if s.startswith("/"):
+        raise MiniragError(
+            f"source {s[:80]!r} starts with '/', which is reserved for file paths; use an id like 'notes/{s.strip('/')[:40]}'"
+        )
+    if re.search(r"[\x00-\x1f\x7f]", s):
+        raise MiniragError("source id contains control characters; use printable text")
     return s
+
 
 def content_to_markdown(content: str, format: str) -> tuple[str, str | None]:
     "Markdown (and a title found in HTML) for caller-held content."
-    if format not in FORMATS: raise MiniragError(f"format={format!r} is not supported; use one of {', '.join(FORMATS)}")
-    if not isinstance(content, str) or not content.strip(): raise MiniragError("content is empty; nothing to index")
-    try: content.encode("utf-8")
-    except UnicodeEncodeError: raise MiniragError("content contains characters that are not valid text (lone surrogates); send UTF-8 text")
+    if format not in FORMATS:
+        raise MiniragError(f"format={format!r} is not supported; use one of {', '.join(FORMATS)}")
+    if not isinstance(content, str) or not content.strip():
+        raise MiniragError("content is empty; nothing to index")
+    try:
+        content.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MiniragError("content contains characters that are not valid text (lone surrogates); send UTF-8 text")
     if format == "html":
         from markitdown import StreamInfo
-        res = markitdown().convert_stream(io.BytesIO(content.encode("utf-8")), stream_info=StreamInfo(extension=".html", mimetype="text/html", charset="utf-8"))
+
+        res = markitdown().convert_stream(
+            io.BytesIO(content.encode("utf-8")),
+            stream_info=StreamInfo(extension=".html", mimetype="text/html", charset="utf-8"),
+        )
         return res.markdown or "", res.title or None
     return content, None
 
-def ingest_markdown(eng: Engine, source: str, kind: str, markdown: str, title: str | None, size: int, ocr_engine: str = "") -> dict:
+
+def ingest_markdown(
+    eng: Engine, source: str, kind: str, markdown: str, title: str | None, size: int, ocr_engine: str = ""
+) -> dict:
     "Chunk, embed and store Markdown under a data/url source id."
     cfg = eng.cfg.check()
     category, rows = prepare_chunks(markdown, title, eng.counter, cfg.chunk_token_budget)
-    if not rows: raise MiniragError(f"{source}: no text to index (0 chunks); the previous version, if any, is kept")
+    if not rows:
+        raise MiniragError(f"{source}: no text to index (0 chunks); the previous version, if any, is kept")
     vecs = eng.embedder.embed([r["text"] for r in rows])
     h = hashlib.sha256(markdown.encode("utf-8", "replace")).hexdigest()
     rec = SourceRecord(source, kind, "", title or "", category, h, size, 0.0, ocr_engine, SCHEME_VERSION)
     n = replace_source(eng.store, rec, rows, vecs, eng.embedder.model_id)
     return dict(source=source, title=title or "", chunkCount=n, category=category)
 
+
 def ingest_data(eng: Engine, content: str, format: str, source: str, title: str | None = None) -> dict:
     "Index caller-held text/markdown/html under `source`."
     source = check_source_id(source)
-    if not isinstance(content, str): raise MiniragError(f"content must be text, not {type(content).__name__}")
+    if not isinstance(content, str):
+        raise MiniragError(f"content must be text, not {type(content).__name__}")
     if len(content.encode("utf-8", "replace")) > eng.cfg.max_file_size:
-        raise MiniragError(f"content is over MAX_FILE_SIZE ({eng.cfg.max_file_size:,} bytes); split it or raise MAX_FILE_SIZE")
+        raise MiniragError(
+            f"content is over MAX_FILE_SIZE ({eng.cfg.max_file_size:,} bytes); split it or raise MAX_FILE_SIZE"
+        )
     md, found = content_to_markdown(content, format)
-    if not md.strip(): raise MiniragError(f"{source}: no text in the content; nothing to index")
+    if not md.strip():
+        raise MiniragError(f"{source}: no text in the content; nothing to index")
     t = (title or "").strip() or data_title(found, md)
     return ingest_markdown(eng, source, "data", md, t, len(content))

@@ -18,21 +18,28 @@ _PARTS = re.compile(r"[^\W_]+")
 _CYR = re.compile(r"[\u0400-\u04FF]")
 MAX_TERM_LEN = 64  # longer runs (base64, hashes) are noise for keyword search
 
+
 def _lang(word: str) -> str:
     "Which Snowball stemmer suits `word`: 'ru', 'en', or '' (leave as is)."
-    if any(c.isdigit() for c in word): return ""
+    if any(c.isdigit() for c in word):
+        return ""
     return "ru" if _CYR.search(word) else "en"
+
 
 def raw_terms(text: str) -> list[tuple[str, str]]:
     "(term, lang) pairs of `text`, before stemming; lang '' means keep verbatim."
     out = []
     for m in _COMPOUND.finditer(text.lower().replace("ё", "е")):
         tok = m.group()
-        if len(tok) > MAX_TERM_LEN: continue
+        if len(tok) > MAX_TERM_LEN:
+            continue
         parts = _PARTS.findall(tok)
-        if len(parts) == 1 and parts[0] == tok: out.append((tok, _lang(tok))); continue
-        out.append((tok, ""))             # the identifier, verbatim
-        for p in parts: out.append((p, _lang(p)))
+        if len(parts) == 1 and parts[0] == tok:
+            out.append((tok, _lang(tok)))
+            continue
+        out.append((tok, ""))  # the identifier, verbatim
+        for p in parts:
+            out.append((p, _lang(p)))
     return out
 
 # %% ../nbs/05a_keywords.ipynb #39b3270c
@@ -40,11 +47,13 @@ def term_counts(text: str) -> Counter:
     "Counts of (term, lang) in `text`."
     return Counter(raw_terms(text))
 
+
 STEM_SQL = "CASE lang WHEN 'ru' THEN stem(term, 'russian') WHEN 'en' THEN stem(term, 'english') ELSE term END"
 
 # function words (after the Snowball stop lists): dropped from a *query* only, and only while other words remain —
 # "How can I tell what packages are installed?" ranks by packages/installed, not by how/can/i/what/are
-STOPWORDS = frozenset("""a about above after again against all am an and any are as at be because been before being below
+STOPWORDS = frozenset(
+    """a about above after again against all am an and any are as at be because been before being below
 between both but by can could did do does doing down during each few for from further had has have having he her here hers
 herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or
 other our ours ourselves out over own same she should so some such than that the their theirs them themselves then there
@@ -53,7 +62,9 @@ would you your yours yourself yourselves
 а без более бы был была были было быть в вам вас весь во вот все всего всех вы где да даже для до его ее если есть еще же
 за здесь и из или им их к как какая какие какой ко когда который ли либо мне может можно мы на над надо наш не него нее нет
 ни них но ну о об однако он она они оно от очень по под при с со так также такой там те тем то того тоже той только том
-ты у уже хотя чего чей чем что чтобы чье чья эта эти это я""".split())
+ты у уже хотя чего чей чем что чтобы чье чья эта эти это я""".split()
+)
+
 
 def query_words(text: str) -> list[tuple[str, str]]:
     "A query's (term, lang) pairs without function words, unless nothing else is left."
@@ -64,14 +75,18 @@ def query_words(text: str) -> list[tuple[str, str]]:
 # %% ../nbs/05a_keywords.ipynb #a06ea92d
 _STEMMERS: dict = {}
 
+
 def stem_terms(pairs) -> list[str]:
     "Stems of (term, lang) pairs, the same as `STEM_SQL` stores: Snowball English/Russian, other terms verbatim."
     out = []
     for t, l in pairs:
-        if not l: out.append(t); continue
+        if not l:
+            out.append(t)
+            continue
         s = _STEMMERS.get(l)
         if s is None:
             from py_rust_stemmers import SnowballStemmer
+
             s = _STEMMERS[l] = SnowballStemmer({"en": "english", "ru": "russian"}[l])
         out.append(s.stem_word(t))
     return out

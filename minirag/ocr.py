@@ -17,242 +17,347 @@ __all__ = ['IMAGE_EXTS', 'DEFAULT_OCR_LANG', 'INSTALL_HINT', 'TESSERACT_HINT', '
            'ocr_available', 'ocr_status', 'rapidocr_model_files', 'OcrText', 'ocr_pdf', 'ocr_image']
 
 # %% ../nbs/09_ocr.ipynb #46c4e824
-IMAGE_EXTS = ('.png', '.jpg', '.jpeg', '.tiff', '.tif', '.bmp', '.webp')
+IMAGE_EXTS = (".png", ".jpg", ".jpeg", ".tiff", ".tif", ".bmp", ".webp")
 DEFAULT_OCR_LANG = "auto"
 INSTALL_HINT = "pip install 'minirag[ocr]'"
 TESSERACT_HINT = "apt-get install tesseract-ocr tesseract-ocr-rus tesseract-ocr-eng"
 OCR_LANG_IDS = ("auto", "ru", "en", "rapidocr:en", "rapidocr:cyrillic", "tesseract:LANGS")
 _TESS_LANGS = re.compile(r"[a-z][a-z0-9_]*(\+[a-z][a-z0-9_]*)*")
 
-def validate_ocr_lang(lang: str | None, # a `RAG_OCR_LANG` value; None or "" means the default
-                     ) -> str | None:
+
+def validate_ocr_lang(
+    lang: str | None,  # a `RAG_OCR_LANG` value; None or "" means the default
+) -> str | None:
     "None when `lang` is a known OCR language id, else an error message listing the valid ids."
     lang = (lang or DEFAULT_OCR_LANG).strip()
-    if lang in OCR_LANG_IDS[:-1]: return None
-    if lang.startswith("tesseract:") and _TESS_LANGS.fullmatch(lang.split(":", 1)[1]): return None
-    return (f"RAG_OCR_LANG={lang!r} is not a known OCR language; valid values: {', '.join(OCR_LANG_IDS)} "
-            "(LANGS = tesseract language packs joined by '+', e.g. tesseract:rus+eng)")
+    if lang in OCR_LANG_IDS[:-1]:
+        return None
+    if lang.startswith("tesseract:") and _TESS_LANGS.fullmatch(lang.split(":", 1)[1]):
+        return None
+    return (
+        f"RAG_OCR_LANG={lang!r} is not a known OCR language; valid values: {', '.join(OCR_LANG_IDS)} "
+        "(LANGS = tesseract language packs joined by '+', e.g. tesseract:rus+eng)"
+    )
 
 # %% ../nbs/09_ocr.ipynb #0e426a27
-def _has_module(name: str) -> bool: return importlib.util.find_spec(name) is not None
-def _has_rapidocr() -> bool: return _has_module("rapidocr_onnxruntime")
-def _has_pdfium() -> bool: return _has_module("pypdfium2")
-def _tesseract_bin() -> str | None: return shutil.which("tesseract")
+def _has_module(name: str) -> bool:
+    return importlib.util.find_spec(name) is not None
+
+
+def _has_rapidocr() -> bool:
+    return _has_module("rapidocr_onnxruntime")
+
+
+def _has_pdfium() -> bool:
+    return _has_module("pypdfium2")
+
+
+def _tesseract_bin() -> str | None:
+    return shutil.which("tesseract")
+
 
 @lru_cache(maxsize=4)
 def _tesseract_langs(binary: str) -> frozenset[str]:
     "Language packs the tesseract binary can load (`tesseract --list-langs`)."
-    try: out = subprocess.run([binary, "--list-langs"], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError): return frozenset()
+    try:
+        out = subprocess.run([binary, "--list-langs"], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return frozenset()
     return frozenset(l.strip() for l in out.splitlines()[1:] if l.strip())
+
 
 def ocr_available() -> bool:
     "True when OCR can run: pypdfium2 for page rasters and at least one engine (rapidocr or a tesseract binary)."
     return _has_pdfium() and (_has_rapidocr() or _tesseract_bin() is not None)
 
+
 def _resolve(lang: str | None) -> tuple[str | None, str]:
     "(engine id, '') for `lang` on this machine, or (None, install hint) when nothing installed can serve it."
     lang = (lang or DEFAULT_OCR_LANG).strip()
-    if (err := validate_ocr_lang(lang)): raise MiniragError(err)
+    if err := validate_ocr_lang(lang):
+        raise MiniragError(err)
     tess = _tesseract_bin()
     langs = _tesseract_langs(tess) if tess else frozenset()
     if lang in ("auto", "ru"):
-        if "rus" in langs: return ("tesseract:rus+eng" if "eng" in langs else "tesseract:rus"), ""
-        if _has_rapidocr(): return "rapidocr:cyrillic", ""
+        if "rus" in langs:
+            return ("tesseract:rus+eng" if "eng" in langs else "tesseract:rus"), ""
+        if _has_rapidocr():
+            return "rapidocr:cyrillic", ""
         return None, f"{INSTALL_HINT} (Cyrillic model downloaded on first use) or {TESSERACT_HINT}"
     if lang in ("en", "rapidocr:en"):
-        if _has_rapidocr(): return "rapidocr:en", ""
-        if lang == "en" and "eng" in langs: return "tesseract:eng", ""
+        if _has_rapidocr():
+            return "rapidocr:en", ""
+        if lang == "en" and "eng" in langs:
+            return "tesseract:eng", ""
         return None, INSTALL_HINT
-    if lang == "rapidocr:cyrillic": return ("rapidocr:cyrillic", "") if _has_rapidocr() else (None, INSTALL_HINT)
+    if lang == "rapidocr:cyrillic":
+        return ("rapidocr:cyrillic", "") if _has_rapidocr() else (None, INSTALL_HINT)
     want = lang.split(":", 1)[1].split("+")
-    if not tess: return None, f"apt-get install tesseract-ocr " + " ".join(f"tesseract-ocr-{l}" for l in want)
-    if (missing := [l for l in want if l not in langs]):
+    if not tess:
+        return None, f"apt-get install tesseract-ocr " + " ".join(f"tesseract-ocr-{l}" for l in want)
+    if missing := [l for l in want if l not in langs]:
         return None, "apt-get install " + " ".join(f"tesseract-ocr-{l}" for l in missing)
     return lang, ""
 
-def ocr_status(cfg, # a `Config`: reads `ocr_lang`
-              ) -> dict:
+
+def ocr_status(
+    cfg,  # a `Config`: reads `ocr_lang`
+) -> dict:
     "`{'ocr': engine id}` or `{'ocr': 'unavailable', 'ocrHint': what to install or fix}`, without loading anything."
-    if not ocr_available(): return {"ocr": "unavailable", "ocrHint": INSTALL_HINT}
-    try: engine, hint = _resolve(getattr(cfg, "ocr_lang", None))
-    except MiniragError as e: return {"ocr": "unavailable", "ocrHint": str(e)}
+    if not ocr_available():
+        return {"ocr": "unavailable", "ocrHint": INSTALL_HINT}
+    try:
+        engine, hint = _resolve(getattr(cfg, "ocr_lang", None))
+    except MiniragError as e:
+        return {"ocr": "unavailable", "ocrHint": str(e)}
     return {"ocr": engine} if engine else {"ocr": "unavailable", "ocrHint": hint}
 
 # %% ../nbs/09_ocr.ipynb #cb460f37
 _MODELSCOPE = "https://www.modelscope.cn/models/RapidAI/RapidOCR/resolve/v3.9.2"
 _RAPIDOCR_CYRILLIC = {  # file name -> (url, sha256)
-    "cyrillic_PP-OCRv3_rec_mobile.onnx": (f"{_MODELSCOPE}/onnx/PP-OCRv4/rec/cyrillic_PP-OCRv3_rec_mobile.onnx",
-        "1efb65bdc460af1c0e8733d005b20952b17ca5aac10ddb56c968333791c5eaa3"),
-    "cyrillic_dict.txt": (f"{_MODELSCOPE}/paddle/PP-OCRv4/rec/cyrillic_PP-OCRv3_rec_mobile/cyrillic_dict.txt",
-        "369a82c6c8c479784a5d726448b83b1eafb5fef0a4129a5eaa3929625ddcd132"),
+    "cyrillic_PP-OCRv3_rec_mobile.onnx": (
+        f"{_MODELSCOPE}/onnx/PP-OCRv4/rec/cyrillic_PP-OCRv3_rec_mobile.onnx",
+        "1efb65bdc460af1c0e8733d005b20952b17ca5aac10ddb56c968333791c5eaa3",
+    ),
+    "cyrillic_dict.txt": (
+        f"{_MODELSCOPE}/paddle/PP-OCRv4/rec/cyrillic_PP-OCRv3_rec_mobile/cyrillic_dict.txt",
+        "369a82c6c8c479784a5d726448b83b1eafb5fef0a4129a5eaa3929625ddcd132",
+    ),
 }
 _download_lock = threading.Lock()
+
 
 def _sha256(path: Path) -> str:
     h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""): h.update(block)
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
     return h.hexdigest()
+
 
 def _fetch(name: str, url: str, sha256: str, folder: Path, timeout: float = 60) -> Path:
     "`folder/name`, downloaded from `url` unless already there with the right digest."
-    dest = folder/name
-    if dest.is_file() and _sha256(dest) == sha256: return dest
+    dest = folder / name
+    if dest.is_file() and _sha256(dest) == sha256:
+        return dest
     part = dest.with_name(dest.name + ".part")
     try:
         folder.mkdir(parents=True, exist_ok=True)
         h = hashlib.sha256()
         # a fresh opener reads the proxy settings of *now* (urlopen caches the first ones it saw)
         with urllib.request.build_opener().open(url, timeout=timeout) as r, open(part, "wb") as f:
-            for block in iter(lambda: r.read(1 << 20), b""): h.update(block); f.write(block)
-        if h.hexdigest() != sha256: raise OSError(f"SHA-256 {h.hexdigest()[:12]}… does not match the pinned {sha256[:12]}…")
+            for block in iter(lambda: r.read(1 << 20), b""):
+                h.update(block)
+                f.write(block)
+        if h.hexdigest() != sha256:
+            raise OSError(f"SHA-256 {h.hexdigest()[:12]}… does not match the pinned {sha256[:12]}…")
         os.replace(part, dest)
     except (OSError, urllib.error.URLError, ValueError) as e:
         part.unlink(missing_ok=True)
-        raise MiniragError(f"could not download the OCR model file {name} from {url} into {folder}: {e}. "
+        raise MiniragError(
+            f"could not download the OCR model file {name} from {url} into {folder}: {e}. "
             f"Fix: allow access to that host (or its proxy), or copy {name} into {folder} by hand, "
-            f"or use the offline engine: {TESSERACT_HINT} and RAG_OCR_LANG=auto") from None
+            f"or use the offline engine: {TESSERACT_HINT} and RAG_OCR_LANG=auto"
+        ) from None
     return dest
 
-def rapidocr_model_files(cache_dir: Path, # CACHE_DIR; the files go to CACHE_DIR/ocr/
-                        ) -> dict[str, Path]:
+
+def rapidocr_model_files(
+    cache_dir: Path,  # CACHE_DIR; the files go to CACHE_DIR/ocr/
+) -> dict[str, Path]:
     "The Cyrillic recognition model and its dictionary, downloaded once; raises `MiniragError` naming the file that failed."
-    folder = Path(cache_dir)/"ocr"
+    folder = Path(cache_dir) / "ocr"
     with _download_lock:
         return {name: _fetch(name, url, sha, folder) for name, (url, sha) in _RAPIDOCR_CYRILLIC.items()}
 
 # %% ../nbs/09_ocr.ipynb #19afc0f6
 _rapid_lock = threading.Lock()
 
+
 @lru_cache(maxsize=2)
 def _rapidocr_engine(rec_model: str | None, rec_keys: str | None):
     "One rapidocr engine per recognition model, loaded on first use."
-    try: from rapidocr_onnxruntime import RapidOCR
-    except Exception as e: raise MiniragError(f"rapidocr cannot be imported ({e}); fix: {INSTALL_HINT}") from None
+    try:
+        from rapidocr_onnxruntime import RapidOCR
+    except Exception as e:
+        raise MiniragError(f"rapidocr cannot be imported ({e}); fix: {INSTALL_HINT}") from None
     kw = dict(rec_model_path=rec_model, rec_keys_path=rec_keys) if rec_model else {}
     return RapidOCR(**kw)
 
+
 def _join_lines(result) -> str:
     "rapidocr `[box, text, score]` results → lines of text in reading order."
-    items = sorted(((min(p[0] for p in box), (box[0][1] + box[2][1]) / 2, abs(box[2][1] - box[0][1]), text)
-                    for box, text, _score in result or []), key=lambda t: t[1])
+    items = sorted(
+        (
+            (min(p[0] for p in box), (box[0][1] + box[2][1]) / 2, abs(box[2][1] - box[0][1]), text)
+            for box, text, _score in result or []
+        ),
+        key=lambda t: t[1],
+    )
     lines: list[list] = []
     for x, y, h, text in items:
-        if lines and abs(y - lines[-1][0]) < max(h, 1) / 2: lines[-1][1].append((x, text))
-        else: lines.append([y, [(x, text)]])
+        if lines and abs(y - lines[-1][0]) < max(h, 1) / 2:
+            lines[-1][1].append((x, text))
+        else:
+            lines.append([y, [(x, text)]])
     return "\n".join(" ".join(t for _, t in sorted(words)) for _, words in lines)
+
 
 def _tesseract(img, langs: str, dpi: int, timeout: float = 300) -> str:
     "Text of a PIL image via the tesseract binary."
-    buf = io.BytesIO(); img.save(buf, "PNG")
+    buf = io.BytesIO()
+    img.save(buf, "PNG")
     env = dict(os.environ, OMP_THREAD_LIMIT="1")
-    try: r = subprocess.run([_tesseract_bin() or "tesseract", "stdin", "stdout", "-l", langs, "--dpi", str(dpi)],
-                            input=buf.getvalue(), capture_output=True, timeout=timeout, env=env)
-    except (OSError, subprocess.SubprocessError) as e: raise MiniragError(f"tesseract failed: {e}; fix: {TESSERACT_HINT}") from None
-    if r.returncode: raise MiniragError(f"tesseract -l {langs} failed: {r.stderr.decode(errors='replace').strip()[-300:]}")
+    try:
+        r = subprocess.run(
+            [_tesseract_bin() or "tesseract", "stdin", "stdout", "-l", langs, "--dpi", str(dpi)],
+            input=buf.getvalue(),
+            capture_output=True,
+            timeout=timeout,
+            env=env,
+        )
+    except (OSError, subprocess.SubprocessError) as e:
+        raise MiniragError(f"tesseract failed: {e}; fix: {TESSERACT_HINT}") from None
+    if r.returncode:
+        raise MiniragError(f"tesseract -l {langs} failed: {r.stderr.decode(errors='replace').strip()[-300:]}")
     return r.stdout.decode("utf-8", errors="replace")
+
 
 def _tidy(text: str) -> str:
     "Trim line ends and collapse runs of blank lines."
     return re.sub(r"\n{3,}", "\n\n", "\n".join(l.rstrip() for l in text.replace("\f", "\n").splitlines())).strip()
 
+
 def _recognise(img, engine: str, cache_dir: Path | None, dpi: int) -> str:
     "Text of one PIL image with a resolved `engine` id."
     kind, arg = engine.split(":", 1)
-    if kind == "tesseract": return _tidy(_tesseract(img, arg, dpi))
+    if kind == "tesseract":
+        return _tidy(_tesseract(img, arg, dpi))
     import numpy as np
+
     if arg == "cyrillic":
-        if cache_dir is None: raise MiniragError("rapidocr:cyrillic needs CACHE_DIR to hold its downloaded model")
+        if cache_dir is None:
+            raise MiniragError("rapidocr:cyrillic needs CACHE_DIR to hold its downloaded model")
         files = rapidocr_model_files(cache_dir)
         ocr = _rapidocr_engine(str(files["cyrillic_PP-OCRv3_rec_mobile.onnx"]), str(files["cyrillic_dict.txt"]))
-    else: ocr = _rapidocr_engine(None, None)
-    with _rapid_lock: result, _ = ocr(np.asarray(img.convert("RGB")))
+    else:
+        ocr = _rapidocr_engine(None, None)
+    with _rapid_lock:
+        result, _ = ocr(np.asarray(img.convert("RGB")))
     return _tidy(_join_lines(result))
 
 # %% ../nbs/09_ocr.ipynb #39539c60
 @dataclass
 class OcrText:
     "Text recognised in a file: what was read, by which engine, from which 1-based pages."
+
     text: str
-    engine: str                               # resolved engine id, "" when no page needed OCR
+    engine: str  # resolved engine id, "" when no page needed OCR
     pages: list[int] = field(default_factory=list)
+
     def _repr_markdown_(self):
         return f"**{self.engine or 'no OCR'}** · pages {self.pages} · {len(self.text)} chars\n\n" + self.text[:300]
 
+
 def _engine_for(lang: str | None) -> str:
     "The resolved engine id for `lang`, or a `MiniragError` naming what to install."
-    if (err := validate_ocr_lang(lang)): raise MiniragError(err)
-    if not ocr_available(): raise MiniragError(f"OCR is not installed; fix: {INSTALL_HINT}")
+    if err := validate_ocr_lang(lang):
+        raise MiniragError(err)
+    if not ocr_available():
+        raise MiniragError(f"OCR is not installed; fix: {INSTALL_HINT}")
     engine, hint = _resolve(lang)
-    if not engine: raise MiniragError(f"no OCR engine for RAG_OCR_LANG={lang or DEFAULT_OCR_LANG!r}; fix: {hint}")
+    if not engine:
+        raise MiniragError(f"no OCR engine for RAG_OCR_LANG={lang or DEFAULT_OCR_LANG!r}; fix: {hint}")
     return engine
+
 
 def _dpi(engine: str) -> int:
     # rapidocr shrinks anything over 2000 px, so 200 dpi (A4: 1654×2339) loses nothing; tesseract likes 300
     return 300 if engine.startswith("tesseract") else 200
 
+
 def _pages_text(texts: list[tuple[int, str]], single_page: bool) -> str:
     "One `## Page N` section per page that produced text; a one-page document needs no heading."
-    if single_page: return "\n\n".join(t for _, t in texts)
+    if single_page:
+        return "\n\n".join(t for _, t in texts)
     return "\n\n".join(f"## Page {n}\n\n{t}" for n, t in texts if t)
 
 # %% ../nbs/09_ocr.ipynb #8d2693ab
 def _pdfium():
-    try: import pypdfium2
-    except Exception as e: raise MiniragError(f"pypdfium2 cannot be imported ({e}); fix: {INSTALL_HINT}") from None
+    try:
+        import pypdfium2
+    except Exception as e:
+        raise MiniragError(f"pypdfium2 cannot be imported ({e}); fix: {INSTALL_HINT}") from None
     return pypdfium2
+
 
 def _text_chars(page) -> int:
     "Non-space characters in a PDF page's text layer."
     tp = page.get_textpage()
-    try: return sum(not c.isspace() for c in tp.get_text_range())
-    finally: tp.close()
+    try:
+        return sum(not c.isspace() for c in tp.get_text_range())
+    finally:
+        tp.close()
 
-def ocr_pdf(path: Path,               # a local PDF file
-            min_chars: int = 25,      # RAG_OCR_MIN_CHARS_PER_PAGE: pages with fewer text chars are OCRed; 0 disables
-            lang: str | None = None,  # RAG_OCR_LANG; None = the default (auto)
-            cache_dir: Path | None = None, # CACHE_DIR, for downloaded models
-           ) -> OcrText:
+
+def ocr_pdf(
+    path: Path,  # a local PDF file
+    min_chars: int = 25,  # RAG_OCR_MIN_CHARS_PER_PAGE: pages with fewer text chars are OCRed; 0 disables
+    lang: str | None = None,  # RAG_OCR_LANG; None = the default (auto)
+    cache_dir: Path | None = None,  # CACHE_DIR, for downloaded models
+) -> OcrText:
     "Recognised text of the pages of `path` that lack a text layer; `text` is '' when no page needed OCR."
-    if min_chars < 0: raise MiniragError(f"RAG_OCR_MIN_CHARS_PER_PAGE must be ≥ 0 (0 disables OCR), got {min_chars}")
-    if min_chars == 0: return OcrText("", "", [])
+    if min_chars < 0:
+        raise MiniragError(f"RAG_OCR_MIN_CHARS_PER_PAGE must be ≥ 0 (0 disables OCR), got {min_chars}")
+    if min_chars == 0:
+        return OcrText("", "", [])
     pdfium, path = _pdfium(), Path(path)
-    try: pdf = pdfium.PdfDocument(path)
-    except Exception as e: raise MiniragError(f"cannot open PDF {path.name} for OCR: {e}") from None
+    try:
+        pdf = pdfium.PdfDocument(path)
+    except Exception as e:
+        raise MiniragError(f"cannot open PDF {path.name} for OCR: {e}") from None
     try:
         todo = [i for i in range(len(pdf)) if _text_chars(pdf[i]) < min_chars]
-        if not todo: return OcrText("", "", [])
+        if not todo:
+            return OcrText("", "", [])
         engine = _engine_for(lang)
         texts = []
         for i in todo:
-            try: img = pdf[i].render(scale=_dpi(engine) / 72, grayscale=True).to_pil()
-            except Exception as e: raise MiniragError(f"cannot render page {i + 1} of {path.name} for OCR: {e}") from None
+            try:
+                img = pdf[i].render(scale=_dpi(engine) / 72, grayscale=True).to_pil()
+            except Exception as e:
+                raise MiniragError(f"cannot render page {i + 1} of {path.name} for OCR: {e}") from None
             texts.append((i + 1, _recognise(img, engine, cache_dir, _dpi(engine))))
         single = len(pdf) == 1
-    finally: pdf.close()
+    finally:
+        pdf.close()
     return OcrText(_pages_text(texts, single), engine, [i + 1 for i in todo])
 
 # %% ../nbs/09_ocr.ipynb #ee4f8406
 def _flatten(frame):
     "A greyscale/RGB copy of one frame; transparent areas become white paper, not black."
     from PIL import Image
-    if frame.mode in ("L", "RGB"): return frame.copy()
+
+    if frame.mode in ("L", "RGB"):
+        return frame.copy()
     if frame.mode in ("RGBA", "LA", "PA") or "transparency" in frame.info:
         rgba = frame.convert("RGBA")
         return Image.alpha_composite(Image.new("RGBA", rgba.size, "white"), rgba).convert("RGB")
     return frame.convert("RGB")
 
-def ocr_image(path: Path,               # a local image: one of IMAGE_EXTS
-              lang: str | None = None,  # RAG_OCR_LANG; None = the default (auto)
-              cache_dir: Path | None = None, # CACHE_DIR, for downloaded models
-             ) -> OcrText:
+
+def ocr_image(
+    path: Path,  # a local image: one of IMAGE_EXTS
+    lang: str | None = None,  # RAG_OCR_LANG; None = the default (auto)
+    cache_dir: Path | None = None,  # CACHE_DIR, for downloaded models
+) -> OcrText:
     "Recognised text of every frame of the image at `path` (all pages of a multi-page TIFF)."
     path = Path(path)
     if path.suffix.lower() not in IMAGE_EXTS:
         raise MiniragError(f"{path.name} is not an OCR image; supported extensions: {' '.join(IMAGE_EXTS)}")
     engine = _engine_for(lang)
     from PIL import Image, ImageSequence
+
     texts = []
     try:
         with Image.open(path) as im:

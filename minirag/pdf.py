@@ -18,17 +18,23 @@ __all__ = ['PDFIUM_LOCK', 'page_text_quality', 'usable_page', 'read_pdf_pages', 
 # %% ../nbs/02b_pdf.ipynb #255a6fb4
 _CID = re.compile(r"\(cid:\d+\)")
 
+
 def page_text_quality(text: str) -> tuple[int, float]:
     "(non-space characters, share of them that are glyph codes rather than text) of one page's text layer."
     cids = _CID.findall(text)
-    if cids: text = _CID.sub("", text)
+    if cids:
+        text = _CID.sub("", text)
     chars = bad = 0
     for ch in text:
-        if ch.isspace(): continue
+        if ch.isspace():
+            continue
         chars += 1
-        if ch == "\ufffd" or unicodedata.category(ch) in ("Co", "Cc", "Cn", "Cs"): bad += 1
-    chars += len(cids); bad += len(cids)
+        if ch == "\ufffd" or unicodedata.category(ch) in ("Co", "Cc", "Cn", "Cs"):
+            bad += 1
+    chars += len(cids)
+    bad += len(cids)
     return chars, (bad / chars if chars else 0.0)
+
 
 def usable_page(text: str, min_chars: int = 25) -> bool:
     "True when a page has at least `min_chars` characters of real text (not glyph codes)."
@@ -38,94 +44,129 @@ def usable_page(text: str, min_chars: int = 25) -> bool:
 # %% ../nbs/02b_pdf.ipynb #b728d98c
 PDFIUM_LOCK = threading.RLock()
 
+
 def _clean_page(text: str) -> str:
     text = text.replace("\r\n", "\n").replace("\r", "\n")
     text = re.sub(r"\ufffe\n?", "", text).replace("\u00ad\n", "").replace("\x02\n", "")
     return escape_markdown_lines(re.sub(r"[ \t]+\n", "\n", text).strip())
 
+
 def _title(meta: dict) -> str | None:
     t = (meta.get("Title") or meta.get("title") or "").strip()
     return t or None
 
+
 def _pdfium_pages(path: Path) -> tuple[list[str], str | None]:
     import pypdfium2 as pdfium
+
     with PDFIUM_LOCK:
         pdf = pdfium.PdfDocument(str(path))
         try:
             pages = []
             for i in range(len(pdf)):
-                page = pdf[i]; tp = page.get_textpage()
-                try: pages.append(tp.get_text_range())
-                finally: tp.close(); page.close()
-            try: title = _title(pdf.get_metadata_dict())
-            except Exception: title = None
-        finally: pdf.close()
+                page = pdf[i]
+                tp = page.get_textpage()
+                try:
+                    pages.append(tp.get_text_range())
+                finally:
+                    tp.close()
+                    page.close()
+            try:
+                title = _title(pdf.get_metadata_dict())
+            except Exception:
+                title = None
+        finally:
+            pdf.close()
     return pages, title
+
 
 def _pdfminer_pages(path: Path) -> tuple[list[str], str | None]:
     from pdfminer.high_level import extract_text
+
     pages = extract_text(str(path)).split("\f")
-    if pages and not pages[-1].strip(): pages.pop()
+    if pages and not pages[-1].strip():
+        pages.pop()
     title = None
     try:
         from pdfminer.pdfparser import PDFParser
         from pdfminer.pdfdocument import PDFDocument
+
         with open(path, "rb") as f:
             info = PDFDocument(PDFParser(f)).info
         raw = info[0].get("Title") if info else None
         if isinstance(raw, bytes):
             raw = raw.decode("utf-16") if raw[:2] in (b"\xfe\xff", b"\xff\xfe") else raw.decode("latin-1")
         title = _title({"Title": raw}) if isinstance(raw, str) else None
-    except Exception: pass
+    except Exception:
+        pass
     return pages, title
+
 
 def _short(e: Exception) -> str:
     msg = next((l for l in reversed(str(e).strip().splitlines()) if l.strip()), "")
     return f"{type(e).__name__}: {msg[:160]}" if msg else type(e).__name__
 
+
 def read_pdf_pages(path: Path) -> tuple[list[str], str | None, str]:
     "(raw text per page, metadata title, extractor name): pdfium first, pdfminer.six when pdfium cannot open the file."
-    try: return (*_pdfium_pages(path), "pdfium")
-    except Exception as e: first = e
-    try: return (*_pdfminer_pages(path), "pdfminer")
+    try:
+        return (*_pdfium_pages(path), "pdfium")
+    except Exception as e:
+        first = e
+    try:
+        return (*_pdfminer_pages(path), "pdfminer")
     except Exception as e:
         if "password" in str(first).lower() or "password" in str(e).lower():
-            raise MiniragError(f"{path}: the PDF is encrypted (password-protected); save an unprotected copy to index it") from None
-        raise MiniragError(f"{path}: could not read the PDF (corrupt, or not a PDF): pdfium: {_short(first)}; pdfminer: {_short(e)}") from None
+            raise MiniragError(
+                f"{path}: the PDF is encrypted (password-protected); save an unprotected copy to index it"
+            ) from None
+        raise MiniragError(
+            f"{path}: could not read the PDF (corrupt, or not a PDF): pdfium: {_short(first)}; pdfminer: {_short(e)}"
+        ) from None
 
 # %% ../nbs/02b_pdf.ipynb #98b38d2f
 @dataclass
 class PdfText:
     "A PDF as Markdown: its pages' text, metadata title, OCR engine used and per-file warnings."
+
     markdown: str
     title: str | None = None
     ocr_engine: str = ""
     warnings: list[str] = field(default_factory=list)
 
+
 def _page_list(pages: list[int]) -> str:
     return ", ".join(map(str, pages[:10])) + (f" and {len(pages) - 10} more" if len(pages) > 10 else "")
+
 
 def _ocr_pages(path: Path, todo: list[int], n_pages: int, cfg) -> tuple[str, str]:
     "OCR text (`## Page N` sections) and engine id for 0-based page indices `todo`."
     from minirag import ocr
     import pypdfium2 as pdfium
+
     engine = ocr._engine_for(cfg.ocr_lang)
     texts = []
     with PDFIUM_LOCK:
         pdf = pdfium.PdfDocument(str(path))
         try:
             for i in todo:
-                try: img = pdf[i].render(scale=ocr._dpi(engine) / 72, grayscale=True).to_pil()
-                except Exception as e: raise MiniragError(f"cannot render page {i + 1} for OCR: {e}") from None
+                try:
+                    img = pdf[i].render(scale=ocr._dpi(engine) / 72, grayscale=True).to_pil()
+                except Exception as e:
+                    raise MiniragError(f"cannot render page {i + 1} for OCR: {e}") from None
                 texts.append((i + 1, ocr._recognise(img, engine, cfg.cache_dir, ocr._dpi(engine))))
-        finally: pdf.close()
+        finally:
+            pdf.close()
     return ocr._pages_text(texts, n_pages == 1), engine
 
-def pdf_to_markdown(path: Path, # a local PDF
-                    cfg, # a `Config`: reads ocr_min_chars, ocr_lang, cache_dir
-                   ) -> PdfText:
+
+def pdf_to_markdown(
+    path: Path,  # a local PDF
+    cfg,  # a `Config`: reads ocr_min_chars, ocr_lang, cache_dir
+) -> PdfText:
     "The PDF's text layer page by page, OCR for pages without usable text, and its metadata title."
     from minirag import ocr
+
     path = Path(path)
     pages, title, _ = read_pdf_pages(path)
     min_chars = cfg.ocr_min_chars if cfg.ocr_min_chars > 0 else 25
@@ -137,22 +178,30 @@ def pdf_to_markdown(path: Path, # a local PDF
     todo = [i for i in range(len(pages)) if not good[i]]
     warnings, engine = [], ""
     if todo and ocr.ocr_available() and cfg.ocr_min_chars > 0:
-        try: text, engine = _ocr_pages(path, todo, len(pages), cfg)
+        try:
+            text, engine = _ocr_pages(path, todo, len(pages), cfg)
         except MiniragError as e:
             # pages with a text layer are never lost because a few others could not be recognised
             if not re.search(r"\w", body + "".join(short.values())):
                 raise MiniragError(f"{path}: it has no text layer and OCR of its pages failed ({e})") from None
             warnings.append(f"pages {_page_list([i + 1 for i in todo])} could not be OCRed and were skipped: {e}")
             text, engine = "", ""
-        if short and not body: body = "\n\n".join(short.values())
-        if text.strip(): body = (body.rstrip() + "\n\n" + text.strip()).strip()
-        else: engine = ""
+        if short and not body:
+            body = "\n\n".join(short.values())
+        if text.strip():
+            body = (body.rstrip() + "\n\n" + text.strip()).strip()
+        else:
+            engine = ""
     else:
-        if short: body = "\n\n".join(c for i, t in enumerate(pages) if (c := _clean_page(t)) and (good[i] or i in short))
+        if short:
+            body = "\n\n".join(c for i, t in enumerate(pages) if (c := _clean_page(t)) and (good[i] or i in short))
         hint = "" if ocr.ocr_available() else f"; install the OCR extra with {ocr.INSTALL_HINT} to read them"
         if glyphs and not re.search(r"\w", body):
             raise MiniragError(f"{path}: the PDF has no usable text layer (its fonts give glyph codes, not text){hint}")
         if not re.search(r"\w", body):
             raise MiniragError(f"{path}: the PDF has no text layer (a scan?){hint}")
-        if glyphs: warnings.append(f"pages {_page_list([i + 1 for i in glyphs])} have no usable text layer (glyph codes) and were skipped{hint}")
+        if glyphs:
+            warnings.append(
+                f"pages {_page_list([i + 1 for i in glyphs])} have no usable text layer (glyph codes) and were skipped{hint}"
+            )
     return PdfText(body, title, engine, warnings)

@@ -19,52 +19,83 @@ __all__ = ['DEPENDENCY_DIRS', 'IGNORE_FILES', 'ScanResult', 'ignore_spec', 'scan
 @dataclass
 class ScanResult:
     "Files found under the roots, folders that could not be listed, and paths the ignore rules passed over."
-    files: list[tuple[Path, Path]] = field(default_factory=list)   # (path, root)
+
+    files: list[tuple[Path, Path]] = field(default_factory=list)  # (path, root)
     unlistable: list[tuple[Path, str]] = field(default_factory=list)  # (folder, reason)
     ignored: list[tuple[Path, str]] = field(default_factory=list)  # (file or folder, why)
 
-DEPENDENCY_DIRS = frozenset({"node_modules", "bower_components", "jspm_packages", "__pycache__", "__pypackages__",
-                             "venv", "site-packages", "dist-packages"})
-IGNORE_FILES = (".gitignore", ".ignore")   # later wins: .ignore overrides .gitignore, as in ripgrep
 
-def _skip_name(name: str) -> bool: return name.startswith(".") or name.startswith("~$")
+DEPENDENCY_DIRS = frozenset(
+    {
+        "node_modules",
+        "bower_components",
+        "jspm_packages",
+        "__pycache__",
+        "__pypackages__",
+        "venv",
+        "site-packages",
+        "dist-packages",
+    }
+)
+IGNORE_FILES = (".gitignore", ".ignore")  # later wins: .ignore overrides .gitignore, as in ripgrep
+
+
+def _skip_name(name: str) -> bool:
+    return name.startswith(".") or name.startswith("~$")
+
 
 def ignore_spec(folder: Path, names=IGNORE_FILES) -> pathspec.GitIgnoreSpec | None:
     "The rules of the ignore files in `folder` (None if it has none); a pattern git would reject is passed over."
     lines = []
     for n in (n for n in IGNORE_FILES if n in names):
-        try: lines += (folder/n).read_text("utf-8", "replace").splitlines()
-        except OSError: pass
-    if not any(l.strip() and not l.startswith("#") for l in lines): return None
-    try: return pathspec.GitIgnoreSpec.from_lines(lines)
+        try:
+            lines += (folder / n).read_text("utf-8", "replace").splitlines()
+        except OSError:
+            pass
+    if not any(l.strip() and not l.startswith("#") for l in lines):
+        return None
+    try:
+        return pathspec.GitIgnoreSpec.from_lines(lines)
     except Exception:
         ok = []
         for l in lines:
-            try: pathspec.GitIgnoreSpec.from_lines([l]); ok.append(l)
-            except Exception: pass
+            try:
+                pathspec.GitIgnoreSpec.from_lines([l])
+                ok.append(l)
+            except Exception:
+                pass
         return pathspec.GitIgnoreSpec.from_lines(ok) if ok else None
+
 
 def _ignored(p: Path, is_dir: bool, chain: list) -> bool:
     "True if the deepest ignore rule that speaks about `p` excludes it."
     verdict = None
     for base, spec in chain:
         r = spec.check_file(p.relative_to(base).as_posix() + ("/" if is_dir else "")).include
-        if r is not None: verdict = r
+        if r is not None:
+            verdict = r
     return bool(verdict)
 
-def _dependency_dir(d: Path) -> bool: return d.name in DEPENDENCY_DIRS or (d/"pyvenv.cfg").is_file()
+
+def _dependency_dir(d: Path) -> bool:
+    return d.name in DEPENDENCY_DIRS or (d / "pyvenv.cfg").is_file()
+
 
 def _chain_to(start: Path, root: Path) -> tuple[list, str | None]:
     "Ignore rules in force at `start` (from `root` down), and why `start` itself is passed over, if it is."
     chain, d = [], root
     parts = start.relative_to(root).parts if start != root and root in start.parents else ()
     for i, part in enumerate(parts):
-        if (s := ignore_spec(d)) is not None: chain.append((d, s))
-        d = d/part
+        if (s := ignore_spec(d)) is not None:
+            chain.append((d, s))
+        d = d / part
         is_dir = i < len(parts) - 1 or d.is_dir()
-        if is_dir and _dependency_dir(d): return chain, "dependency folder"
-        if _ignored(d, is_dir, chain): return chain, "excluded by .gitignore/.ignore"
+        if is_dir and _dependency_dir(d):
+            return chain, "dependency folder"
+        if _ignored(d, is_dir, chain):
+            return chain, "excluded by .gitignore/.ignore"
     return chain, None
+
 
 def scan(roots: list[Path], exts, index_dir: Path | None = None, under: Path | None = None) -> ScanResult:
     "Documents under `roots` (or only under `under`), sorted by path."
@@ -72,35 +103,56 @@ def scan(roots: list[Path], exts, index_dir: Path | None = None, under: Path | N
     index_real = Path(os.path.realpath(index_dir)) if index_dir else None
     starts = [(under, root_of(Path(os.path.realpath(under)), roots) or under)] if under else [(r, r) for r in roots]
     for start, root in starts:
-        if not start.exists(): res.unlistable.append((start, "missing")); continue
-        chain, why = _chain_to(start, root)
-        if why: res.ignored.append((start, why)); continue
-        if start.is_file():   # one named file: the same name and type rules as in a walk
-            if not _skip_name(start.name) and start.name.lower().endswith(exts): res.files.append((start, root))
+        if not start.exists():
+            res.unlistable.append((start, "missing"))
             continue
-        def onerror(e, start=start): res.unlistable.append((Path(e.filename or start), e.strerror or str(e)))
+        chain, why = _chain_to(start, root)
+        if why:
+            res.ignored.append((start, why))
+            continue
+        if start.is_file():  # one named file: the same name and type rules as in a walk
+            if not _skip_name(start.name) and start.name.lower().endswith(exts):
+                res.files.append((start, root))
+            continue
+
+        def onerror(e, start=start):
+            res.unlistable.append((Path(e.filename or start), e.strerror or str(e)))
+
         chains = {start: chain}
         for d, dirs, files in os.walk(start, onerror=onerror, followlinks=False):
             dp = Path(d)
             chain = chains.pop(dp, [])
-            if "pyvenv.cfg" in files and dp != start:   # a virtualenv under another name
-                res.ignored.append((dp, "dependency folder")); dirs[:] = []; continue
-            if any(n in files for n in IGNORE_FILES) and (s := ignore_spec(dp, files)) is not None: chain = chain + [(dp, s)]
+            if "pyvenv.cfg" in files and dp != start:  # a virtualenv under another name
+                res.ignored.append((dp, "dependency folder"))
+                dirs[:] = []
+                continue
+            if any(n in files for n in IGNORE_FILES) and (s := ignore_spec(dp, files)) is not None:
+                chain = chain + [(dp, s)]
             keep = []
             for x in sorted(dirs):
-                sub = dp/x
-                if _skip_name(x) or (index_real and Path(os.path.realpath(sub)) == index_real) or sub.is_symlink(): continue
-                if x in DEPENDENCY_DIRS: res.ignored.append((sub, "dependency folder")); continue
-                if chain and _ignored(sub, True, chain): res.ignored.append((sub, "excluded by .gitignore/.ignore")); continue
-                keep.append(x); chains[sub] = chain
+                sub = dp / x
+                if _skip_name(x) or (index_real and Path(os.path.realpath(sub)) == index_real) or sub.is_symlink():
+                    continue
+                if x in DEPENDENCY_DIRS:
+                    res.ignored.append((sub, "dependency folder"))
+                    continue
+                if chain and _ignored(sub, True, chain):
+                    res.ignored.append((sub, "excluded by .gitignore/.ignore"))
+                    continue
+                keep.append(x)
+                chains[sub] = chain
             dirs[:] = keep
             for f in sorted(files):
-                if _skip_name(f) or not f.lower().endswith(exts): continue
-                p = dp/f
-                if chain and _ignored(p, False, chain): res.ignored.append((p, "excluded by .gitignore/.ignore")); continue
+                if _skip_name(f) or not f.lower().endswith(exts):
+                    continue
+                p = dp / f
+                if chain and _ignored(p, False, chain):
+                    res.ignored.append((p, "excluded by .gitignore/.ignore"))
+                    continue
                 if p.is_symlink():
                     real = Path(os.path.realpath(p))
-                    if root_of(real, roots) is None or not real.is_file(): continue   # a link out of the roots is never read
+                    if root_of(real, roots) is None or not real.is_file():
+                        continue  # a link out of the roots is never read
                 res.files.append((p, root))
     res.files.sort()
     return res

@@ -27,39 +27,59 @@ from .security import scope_bases
 from .vectors import nearest, prefetch
 
 MAX_QUERY_CHARS = 4000
-DOC_CONTEXT = 0.3   # share of a chunk's vector distance taken from its document's opening chunk (tuned on the tuning half)
+DOC_CONTEXT = (
+    0.3  # share of a chunk's vector distance taken from its document's opening chunk (tuned on the tuning half)
+)
 
-def vector_search(con, db_key: str, qvec: np.ndarray, k: int, scope: str | None = None,
-                  doc_context: float = 0.0, # 0 = nearest chunks; >0 = rank by (1-c)·d(chunk) + c·d(document's first chunk)
-                  raw: dict | None = None, # filled with chunk id -> raw cosine distance of each hit
-                  gen: str | None = None # the index's generation if already read (meta is read once per query)
-                 ) -> list[tuple[int, float]]:
+
+def vector_search(
+    con,
+    db_key: str,
+    qvec: np.ndarray,
+    k: int,
+    scope: str | None = None,
+    doc_context: float = 0.0,  # 0 = nearest chunks; >0 = rank by (1-c)·d(chunk) + c·d(document's first chunk)
+    raw: dict | None = None,  # filled with chunk id -> raw cosine distance of each hit
+    gen: str | None = None,  # the index's generation if already read (meta is read once per query)
+) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, cosine distance) pairs within `scope`: exact up to `vectors.COMPACT_ABOVE` chunks and for every scope, recall@10 ≥ 0.99 above."
-    return nearest(con, db_key, qvec, k, scope_bases(scope), doc_context, raw, gen)   # this process's copy of the vectors, or one DuckDB scan (06a_vectors)
+    return nearest(
+        con, db_key, qvec, k, scope_bases(scope), doc_context, raw, gen
+    )  # this process's copy of the vectors, or one DuckDB scan (06a_vectors)
 
 # %% ../nbs/06_search.ipynb #ebf7d542
 K1, B = 1.2, 0.75
+
 
 def query_terms(con, query: str) -> list[str]:
     "Distinct stemmed terms of a query (stemmed as `STEM_SQL` stores them, without a round trip: 05a_keywords)."
     return list(dict.fromkeys(stem_terms(query_words(query))))
 
-DOC_BM25 = 4.0   # a chunk's BM25 is multiplied by 1 + DOC_BM25 × its document's BM25 / the best document's (tuned on the tuning half)
 
-def keyword_search(con, query: str, k: int, scope: str | None = None,
-                   doc_weight: float | None = None, # None = DOC_BM25; 0 = chunk statistics only
-                   db_key: str | None = None, # the index's key: a process holding its vectors scores in numpy (06b_bm25), same scores
-                   checked: bool = False, # the caller knows the chunks table exists
-                   gen: str | None = None # the index's generation if already read
-                  ) -> list[tuple[int, float]]:
+DOC_BM25 = 4.0  # a chunk's BM25 is multiplied by 1 + DOC_BM25 × its document's BM25 / the best document's (tuned on the tuning half)
+
+
+def keyword_search(
+    con,
+    query: str,
+    k: int,
+    scope: str | None = None,
+    doc_weight: float | None = None,  # None = DOC_BM25; 0 = chunk statistics only
+    db_key: str | None = None,  # the index's key: a process holding its vectors scores in numpy (06b_bm25), same scores
+    checked: bool = False,  # the caller knows the chunks table exists
+    gen: str | None = None,  # the index's generation if already read
+) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, score) pairs within `scope`: the chunk's BM25, raised by its document's BM25 (order within a document kept)."
-    if not checked and not has_chunks_table(con): return []
+    if not checked and not has_chunks_table(con):
+        return []
     terms = query_terms(con, query)
-    if not terms: return []
+    if not terms:
+        return []
     g = DOC_BM25 if doc_weight is None else float(doc_weight)
     if db_key is not None:
         held = held_keyword_search(con, db_key, terms, k, scope_bases(scope), g, K1, B, gen)
-        if held is not None: return held
+        if held is not None:
+            return held
     cond, ps = scope_condition(scope, "c.source")
     # document statistics: a document's term frequency is the sum over its chunks, its length its chunk count
     # (sources.chunk_count: no scan of the chunks table); short chunks alone miss terms said elsewhere in the document
@@ -67,7 +87,7 @@ def keyword_search(con, query: str, k: int, scope: str | None = None,
     WITH stats AS (SELECT count(*)::DOUBLE AS n, greatest(avg(kw_len), 1) AS avgdl FROM chunks),
     dstats AS (SELECT count(*)::DOUBLE AS n, greatest(avg(chunk_count), 1) AS avgdl FROM sources),
     hits AS MATERIALIZED (SELECT p.term, p.chunk_id, p.tf, ch.source, ch.kw_len FROM postings p JOIN chunks ch ON ch.id = p.chunk_id
-             WHERE p.term IN ({', '.join('?' * len(terms))})),
+             WHERE p.term IN ({", ".join("?" * len(terms))})),
     df AS (SELECT term, count(*) AS df, count(DISTINCT source) AS ddf FROM hits GROUP BY term),
     doc AS (SELECT d.source, sum(ln(1 + (dstats.n - df.ddf + 0.5) / (df.ddf + 0.5))
                                  * d.tf * ({K1} + 1) / (d.tf + {K1} * (1 - {B} + {B} * s.chunk_count / dstats.avgdl))) AS dscore
@@ -84,225 +104,367 @@ def keyword_search(con, query: str, k: int, scope: str | None = None,
 # %% ../nbs/06_search.ipynb #545d9f42
 RRF_K = 60
 
+
 @dataclass
 class Hit:
     "One fused search result."
+
     chunk_id: int
     score: float = 0.0
     distance: float | None = None
     vector_rank: int | None = None
     keyword_rank: int | None = None
 
+
 def _ranked(hits: dict) -> list[Hit]:
     inf = float("inf")
-    return sorted(hits.values(), key=lambda h: (-h.score, h.vector_rank if h.vector_rank is not None else inf,
-                                                h.keyword_rank if h.keyword_rank is not None else inf, h.chunk_id))
+    return sorted(
+        hits.values(),
+        key=lambda h: (
+            -h.score,
+            h.vector_rank if h.vector_rank is not None else inf,
+            h.keyword_rank if h.keyword_rank is not None else inf,
+            h.chunk_id,
+        ),
+    )
 
-def fuse(vec: list[tuple[int, float]], # (chunk id, distance), closest first
-         kw: list[tuple[int, float]], # (chunk id, BM25 score), best first
-         w: float # keyword weight, 0..1
-        ) -> list[Hit]:
+
+def fuse(
+    vec: list[tuple[int, float]],  # (chunk id, distance), closest first
+    kw: list[tuple[int, float]],  # (chunk id, BM25 score), best first
+    w: float,  # keyword weight, 0..1
+) -> list[Hit]:
     "Weighted RRF of the vector list and the keyword list, best first."
     hits: dict[int, Hit] = {}
     for r, (cid, d) in enumerate(vec):
         hits[cid] = Hit(cid, (1 - w) / (RRF_K + r + 1), d, r)
     for r, (cid, _) in enumerate(kw):
         h = hits.setdefault(cid, Hit(cid))
-        h.score += w / (RRF_K + r + 1); h.keyword_rank = r
+        h.score += w / (RRF_K + r + 1)
+        h.keyword_rank = r
     return [h for h in _ranked(hits) if h.score > 0]
 
 # %% ../nbs/06_search.ipynb #8632d670
-COS_SCALE = 0.16   # cosine distance that counts as much as the whole keyword range
+COS_SCALE = 0.16  # cosine distance that counts as much as the whole keyword range
 FUSIONS = ("adaptive", "rrf")
 
-def fuse_adaptive(vec: list[tuple[int, float]], # (chunk id, distance), closest first
-                  kw: list[tuple[int, float]], # (chunk id, BM25 score), best first
-                  w: float, # keyword weight, 0..1
-                  kw_full: bool = False # the keyword list was cut at its window (more chunks match)
-                 ) -> list[Hit]:
+
+def fuse_adaptive(
+    vec: list[tuple[int, float]],  # (chunk id, distance), closest first
+    kw: list[tuple[int, float]],  # (chunk id, BM25 score), best first
+    w: float,  # keyword weight, 0..1
+    kw_full: bool = False,  # the keyword list was cut at its window (more chunks match)
+) -> list[Hit]:
     "Scale-aware score fusion: keyword score / best keyword score, vector closeness in units of COS_SCALE."
     hits: dict[int, Hit] = {}
     vs = {}
     if vec and w < 1:
         d0 = vec[0][1]
         vs = {cid: 1 - (d - d0) / COS_SCALE for cid, d in vec}
-        for r, (cid, d) in enumerate(vec): hits[cid] = Hit(cid, 0.0, d, r)
+        for r, (cid, d) in enumerate(vec):
+            hits[cid] = Hit(cid, 0.0, d, r)
     ks = {}
     if kw and w > 0:
         top = kw[0][1] if kw[0][1] > 0 else 1.0
         ks = {cid: s / top for cid, s in kw}
-        for r, (cid, _) in enumerate(kw): hits.setdefault(cid, Hit(cid)).keyword_rank = r
+        for r, (cid, _) in enumerate(kw):
+            hits.setdefault(cid, Hit(cid)).keyword_rank = r
     vfloor = min(vs.values()) if vs else 0.0
     kfloor = min(ks.values()) if (ks and kw_full) else 0.0
     for h in hits.values():
-        h.score = (1 - w) * (vs.get(h.chunk_id, vfloor) if vs else 0.0) + w * (ks.get(h.chunk_id, kfloor) if ks else 0.0)
+        h.score = (1 - w) * (vs.get(h.chunk_id, vfloor) if vs else 0.0) + w * (
+            ks.get(h.chunk_id, kfloor) if ks else 0.0
+        )
     return _ranked(hits)
+
 
 def default_fusion(env=None) -> str:
     "The fusion named by RAG_FUSION (default 'adaptive')."
     raw = (os.environ if env is None else env).get("RAG_FUSION")
     v = (raw or "").strip().lower() or "adaptive"
-    if v not in FUSIONS: raise MiniragError(f"RAG_FUSION={raw!r} is not valid; use {' or '.join(repr(f) for f in FUSIONS)} or leave it unset")
+    if v not in FUSIONS:
+        raise MiniragError(
+            f"RAG_FUSION={raw!r} is not valid; use {' or '.join(repr(f) for f in FUSIONS)} or leave it unset"
+        )
     return v
+
 
 def candidate_window(top_k: int) -> int:
     "How many candidates each side fetches for a query returning `top_k` hits."
     return max(5 * top_k, 20)
 
-INFO_RANK = 9      # a side's signal: how far its best candidate stands above its 10th
-VEC_SPREAD = 0.1   # cosine-distance drop (1st → 10th) at which the vector side counts fully
-KW_SPREAD = 0.65   # relative score drop (1st → 10th) at which the keyword side counts fully (below: squared share)
+
+INFO_RANK = 9  # a side's signal: how far its best candidate stands above its 10th
+VEC_SPREAD = 0.1  # cosine-distance drop (1st → 10th) at which the vector side counts fully
+KW_SPREAD = 0.65  # relative score drop (1st → 10th) at which the keyword side counts fully (below: squared share)
 VOCAB_SHARE = 0.9  # share of the query's words the model has as one token at which the vector side counts fully
+
 
 def vocab_share(count, query: str) -> float:
     "Share of the query's words that the model's tokenizer keeps whole (`count(word) == 1`); 1.0 for a query without words."
     words = re.findall(r"[^\W\d_]+", query)
     return sum(count(x) == 1 for x in words) / len(words) if words else 1.0
 
-def informativeness(vec, kw, known: float = 1.0 # vocab_share of the query (1 = the model knows every word)
-                   ) -> tuple[float, float]:
+
+def informativeness(
+    vec,
+    kw,
+    known: float = 1.0,  # vocab_share of the query (1 = the model knows every word)
+) -> tuple[float, float]:
     "(vector, keyword) signal of one query, each 0..1; a side too short to measure counts fully."
     cv = 1.0 if len(vec) <= INFO_RANK else min(1.0, max(0.0, (vec[INFO_RANK][1] - vec[0][1]) / VEC_SPREAD))
-    cv *= min(1.0, max(0.0, known) / VOCAB_SHARE)   # words the model splits into pieces: its distances say less
-    if len(kw) <= INFO_RANK: ck = 1.0 if kw else 0.0   # few chunks match at all: the matches stand out
-    else: ck = min(1.0, max(0.0, (1 - kw[INFO_RANK][1] / kw[0][1]) / KW_SPREAD)) ** 2 if kw[0][1] > 0 else 0.0
+    cv *= min(1.0, max(0.0, known) / VOCAB_SHARE)  # words the model splits into pieces: its distances say less
+    if len(kw) <= INFO_RANK:
+        ck = 1.0 if kw else 0.0  # few chunks match at all: the matches stand out
+    else:
+        ck = min(1.0, max(0.0, (1 - kw[INFO_RANK][1] / kw[0][1]) / KW_SPREAD)) ** 2 if kw[0][1] > 0 else 0.0
     return cv, ck
+
 
 def effective_weight(w: float, vec, kw, known: float = 1.0) -> float:
     "The keyword weight for this query: `w` shifted toward the side that carries signal (0 and 1 stay put)."
-    if w <= 0 or w >= 1: return w
+    if w <= 0 or w >= 1:
+        return w
     cv, ck = informativeness(vec, kw, known)
     return w if cv + ck == 0 else w * ck / (w * ck + (1 - w) * cv)
 
-def fuse_lists(vec, kw, w: float, fusion: str = "adaptive", window: int | None = None,
-               known: float = 1.0 # vocab_share of the query (adaptive only)
-              ) -> list[Hit]:
+
+def fuse_lists(
+    vec,
+    kw,
+    w: float,
+    fusion: str = "adaptive",
+    window: int | None = None,
+    known: float = 1.0,  # vocab_share of the query (adaptive only)
+) -> list[Hit]:
     "Fuse the two candidate lists with the named fusion; `w=0`/`w=1` are pure vector/keyword order."
-    if fusion not in FUSIONS: raise MiniragError(f"fusion={fusion!r} is not valid; use {' or '.join(FUSIONS)}")
-    if w <= 0: kw = []
-    if w >= 1: vec = []
-    if fusion == "rrf": return fuse(vec, kw, w)
+    if fusion not in FUSIONS:
+        raise MiniragError(f"fusion={fusion!r} is not valid; use {' or '.join(FUSIONS)}")
+    if w <= 0:
+        kw = []
+    if w >= 1:
+        vec = []
+    if fusion == "rrf":
+        return fuse(vec, kw, w)
     return fuse_adaptive(vec, kw, effective_weight(w, vec, kw, known), kw_full=window is not None and len(kw) >= window)
 
 # %% ../nbs/06_search.ipynb #b148ec9c
 def group_cut(hits: list[Hit], grouping: str | None) -> list[Hit]:
     "Keep the first (similar) or first two (related) relevance groups."
-    if grouping not in ("similar", "related"): return hits
+    if grouping not in ("similar", "related"):
+        return hits
     ds = sorted(h.distance for h in hits if h.distance is not None)
-    if len(ds) < 3: return hits
+    if len(ds) < 3:
+        return hits
     gaps = np.diff(ds)
     mean = float(gaps.mean())
     bounds = [i for i, g in enumerate(gaps) if g > 2 * mean]
     keep_groups = 1 if grouping == "similar" else 2
-    if len(bounds) < keep_groups: return hits
-    limit = ds[bounds[keep_groups - 1]]   # last distance inside the kept groups
+    if len(bounds) < keep_groups:
+        return hits
+    limit = ds[bounds[keep_groups - 1]]  # last distance inside the kept groups
     return [h for h in hits if h.distance is None or h.distance <= limit]
 
 # %% ../nbs/06_search.ipynb #25053d00
-def apply_filters(hits: list[Hit], grouping=None, max_distance=None, max_files=None, source_of=None, top_k: int | None = None) -> list[Hit]:
+def apply_filters(
+    hits: list[Hit], grouping=None, max_distance=None, max_files=None, source_of=None, top_k: int | None = None
+) -> list[Hit]:
     "Max distance, max files, cut to `top_k`, then grouping — fused order kept throughout."
-    if max_distance is not None: hits = [h for h in hits if h.distance is not None and h.distance <= max_distance]
+    if max_distance is not None:
+        hits = [h for h in hits if h.distance is not None and h.distance <= max_distance]
     if max_files is not None:
-        if source_of is None: raise ValueError("max_files needs source_of")
+        if source_of is None:
+            raise ValueError("max_files needs source_of")
         seen, out = set(), []
         for h in hits:
             s = source_of(h.chunk_id)
             if s not in seen:
-                if len(seen) >= max_files: continue
+                if len(seen) >= max_files:
+                    continue
                 seen.add(s)
             out.append(h)
         hits = out
-    if top_k is not None: hits = hits[:top_k]
+    if top_k is not None:
+        hits = hits[:top_k]
     return group_cut(hits, grouping)
 
 # %% ../nbs/06_search.ipynb #9903ca65
 def validate_query(query, top_k) -> tuple[str, int]:
     "Refuse empty/oversized queries and non-positive topK; clamp topK to 100."
-    if not isinstance(query, str) or not query.strip(): raise MiniragError("query is empty; give some words to search for")
-    try: query.encode("utf-8")
-    except UnicodeEncodeError: raise MiniragError("query contains characters that are not valid text (lone surrogates); send UTF-8 text")
+    if not isinstance(query, str) or not query.strip():
+        raise MiniragError("query is empty; give some words to search for")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MiniragError("query contains characters that are not valid text (lone surrogates); send UTF-8 text")
     if len(query) > MAX_QUERY_CHARS:
-        raise MiniragError(f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS} — search with a shorter passage or key phrases")
+        raise MiniragError(
+            f"query is {len(query)} characters; the limit is {MAX_QUERY_CHARS} — search with a shorter passage or key phrases"
+        )
     shown = str(repr(top_k))[:40]
-    try: k = int(top_k)
-    except (TypeError, ValueError, OverflowError): raise MiniragError(f"topK={shown} is not a whole number; use 1..{MAX_TOP_K}")
-    if isinstance(top_k, bool) or (isinstance(top_k, float) and top_k != k): raise MiniragError(f"topK={shown} is not a whole number; use 1..{MAX_TOP_K}")
-    if k < 1: raise MiniragError(f"topK={top_k} must be at least 1 (values above {MAX_TOP_K} are capped)")
+    try:
+        k = int(top_k)
+    except (TypeError, ValueError, OverflowError):
+        raise MiniragError(f"topK={shown} is not a whole number; use 1..{MAX_TOP_K}")
+    if isinstance(top_k, bool) or (isinstance(top_k, float) and top_k != k):
+        raise MiniragError(f"topK={shown} is not a whole number; use 1..{MAX_TOP_K}")
+    if k < 1:
+        raise MiniragError(f"topK={top_k} must be at least 1 (values above {MAX_TOP_K} are capped)")
     return query.strip(), min(k, MAX_TOP_K)
+
 
 def display_path(source: str, kind: str, root: str) -> str:
     "A path relative to its root for files, the id itself for data/url sources."
-    if kind == "file" and root and source.startswith(root.rstrip("/") + "/"): return source[len(root.rstrip("/")) + 1:]
+    if kind == "file" and root and source.startswith(root.rstrip("/") + "/"):
+        return source[len(root.rstrip("/")) + 1 :]
     return source
 
-def section_id(source: str, parent_id: str) -> str: return f"{source}#{parent_id}"
+
+def section_id(source: str, parent_id: str) -> str:
+    return f"{source}#{parent_id}"
+
 
 _query_pool = ThreadPoolExecutor(2, thread_name_prefix="minirag-query-embed")
 
-def hybrid_query(store: Store, embed_query, query: str, top_k: int = 8, scope: str | None = None, weight: float = 0.6,
-                 grouping=None, max_distance=None, max_files=None, section_text=None, fusion: str | None = None,
-                 known_words=None, # known_words(query) -> vocab_share (None = the model knows every word)
-                 meta: dict | None = None # the index's meta table when the caller has just read it (read once per query)
-                ) -> dict:
+
+def hybrid_query(
+    store: Store,
+    embed_query,
+    query: str,
+    top_k: int = 8,
+    scope: str | None = None,
+    weight: float = 0.6,
+    grouping=None,
+    max_distance=None,
+    max_files=None,
+    section_text=None,
+    fusion: str | None = None,
+    known_words=None,  # known_words(query) -> vocab_share (None = the model knows every word)
+    meta: dict | None = None,  # the index's meta table when the caller has just read it (read once per query)
+) -> dict:
     "Run a hybrid query; `embed_query(text) -> vector`, `section_text(rows) -> str`, `fusion` None = RAG_FUSION."
     query, k = validate_query(query, top_k)
     fusion = fusion or default_fusion()
     window = candidate_window(k)
     with store.session() as con:
-        if meta is None: meta = get_meta(con)
-        if "model_id" not in meta and not has_chunks_table(con): return dict(query=query, results=[], parents={}, sources=[])   # binding a model creates the table
+        if meta is None:
+            meta = get_meta(con)
+        if "model_id" not in meta and not has_chunks_table(con):
+            return dict(query=query, results=[], parents={}, sources=[])  # binding a model creates the table
         gen = meta.get("generation", "0")
         # the query embedding (ONNX) and BM25 (DuckDB) both release the GIL: run them side by side
         fut = _query_pool.submit(embed_query, query) if weight < 1 else None
-        try: kw = keyword_search(con, query, window, scope, db_key=str(store.db_file), checked=True, gen=gen) if weight > 0 else []
+        try:
+            kw = (
+                keyword_search(con, query, window, scope, db_key=str(store.db_file), checked=True, gen=gen)
+                if weight > 0
+                else []
+            )
         except BaseException:
-            if fut: fut.cancel()
+            if fut:
+                fut.cancel()
             raise
         raw = {}
-        if fut and not fut.done(): prefetch(con, str(store.db_file), gen)   # a one-shot process reads its vectors while the model loads
+        if fut and not fut.done():
+            prefetch(con, str(store.db_file), gen)  # a one-shot process reads its vectors while the model loads
         vec = vector_search(con, str(store.db_file), fut.result(), window, scope, DOC_CONTEXT, raw, gen) if fut else []
         known = known_words(query) if (known_words and vec and kw and fusion == "adaptive") else 1.0
         hits = fuse_lists(vec, kw, weight, fusion, window, known)
-        for h in hits:   # the response's distance is the raw cosine distance (R-Q2), not the ranking one
-            if h.distance is not None: h.distance = raw.get(h.chunk_id, h.distance)
+        for h in hits:  # the response's distance is the raw cosine distance (R-Q2), not the ranking one
+            if h.distance is not None:
+                h.distance = raw.get(h.chunk_id, h.distance)
         need_src = max_files is not None
         rows = _chunk_info(con, [h.chunk_id for h in hits]) if (need_src and hits) else {}
-        hits = apply_filters(hits, grouping, max_distance, max_files, (lambda i: rows[i]["source"]) if need_src else None, k)
+        hits = apply_filters(
+            hits, grouping, max_distance, max_files, (lambda i: rows[i]["source"]) if need_src else None, k
+        )
         info = _chunk_info(con, [h.chunk_id for h in hits])
         names = sorted({info[h.chunk_id]["source"] for h in hits})
-        srcs = {r[0]: dict(title=r[1], kind=r[2], root=r[3]) for r in fetch_roomy(con,
-                f"SELECT source, title, kind, root FROM sources WHERE source IN ({', '.join('?' * len(names))})", names)} if hits else {}
+        srcs = (
+            {
+                r[0]: dict(title=r[1], kind=r[2], root=r[3])
+                for r in fetch_roomy(
+                    con,
+                    f"SELECT source, title, kind, root FROM sources WHERE source IN ({', '.join('?' * len(names))})",
+                    names,
+                )
+            }
+            if hits
+            else {}
+        )
         results, parents, order = [], {}, {}
         for h in hits:
-            c = info[h.chunk_id]; s = srcs.get(c["source"], {})
+            c = info[h.chunk_id]
+            s = srcs.get(c["source"], {})
             pid = section_id(c["source"], c["parent_id"])
-            results.append(dict(source=c["source"], title=s.get("title", ""), chunkIndex=c["chunk_index"], parentId=pid,
-                                text=hit_text(c), score=round(h.score, 6), distance=None if h.distance is None else round(h.distance, 6),
-                                vectorRank=h.vector_rank, keywordRank=h.keyword_rank))
+            results.append(
+                dict(
+                    source=c["source"],
+                    title=s.get("title", ""),
+                    chunkIndex=c["chunk_index"],
+                    parentId=pid,
+                    text=hit_text(c),
+                    score=round(h.score, 6),
+                    distance=None if h.distance is None else round(h.distance, 6),
+                    vectorRank=h.vector_rank,
+                    keywordRank=h.keyword_rank,
+                )
+            )
             parents.setdefault(pid, (c["source"], c["parent_id"]))
-            o = order.setdefault(c["source"], dict(source=c["source"], title=s.get("title", ""), hits=0,
-                                                   displayPath=display_path(c["source"], s.get("kind", ""), s.get("root", ""))))
+            o = order.setdefault(
+                c["source"],
+                dict(
+                    source=c["source"],
+                    title=s.get("title", ""),
+                    hits=0,
+                    displayPath=display_path(c["source"], s.get("kind", ""), s.get("root", "")),
+                ),
+            )
             o["hits"] += 1
-        if parents:   # every section of the result: ids by source, then rows by id — both on the lookup indexes (a join scanned the table: 50 ms at 100k)
+        if parents:  # every section of the result: ids by source, then rows by id — both on the lookup indexes (a join scanned the table: 50 ms at 100k)
             want, srcs = set(parents.values()), sorted({s for s, _ in parents.values()})
-            ids = [i for i, s, p in fetch_roomy(con, f"SELECT id, source, parent_id FROM chunks WHERE source IN ({', '.join('?' * len(srcs))})",
-                                                 srcs) if (s, p) in want]
+            ids = [
+                i
+                for i, s, p in fetch_roomy(
+                    con,
+                    f"SELECT id, source, parent_id FROM chunks WHERE source IN ({', '.join('?' * len(srcs))})",
+                    srcs,
+                )
+                if (s, p) in want
+            ]
             names = ["source", *CHUNK_FIELDS]
             by = {}
-            for r in fetch_roomy(con, f"SELECT {', '.join(names)} FROM chunks WHERE id IN ({', '.join('?' * len(ids))}) "
-                                 "ORDER BY source, chunk_index", ids):
-                row = dict(zip(names, r)); by.setdefault((row["source"], row["parent_id"]), []).append(row)
-            parents = {pid: section_text(by.get(key, [])) if section_text else "\n\n".join(r["text"] for r in by.get(key, []))
-                       for pid, key in parents.items()}
+            for r in fetch_roomy(
+                con,
+                f"SELECT {', '.join(names)} FROM chunks WHERE id IN ({', '.join('?' * len(ids))}) "
+                "ORDER BY source, chunk_index",
+                ids,
+            ):
+                row = dict(zip(names, r))
+                by.setdefault((row["source"], row["parent_id"]), []).append(row)
+            parents = {
+                pid: section_text(by.get(key, [])) if section_text else "\n\n".join(r["text"] for r in by.get(key, []))
+                for pid, key in parents.items()
+            }
     return dict(query=query, results=results, parents=parents, sources=list(order.values()))
+
 
 def hit_text(chunk: dict) -> str:
     "What a caller reads for a chunk: its document text — no title line, breadcrumb or repeated table header (R-T4)."
-    body = chunk["text"][chunk.get("prefix_len") or 0:]
-    return body if body.strip() else (chunk.get("section_head") or "")   # a heading-only chunk reads as its heading
+    body = chunk["text"][chunk.get("prefix_len") or 0 :]
+    return body if body.strip() else (chunk.get("section_head") or "")  # a heading-only chunk reads as its heading
+
 
 def _chunk_info(con, ids: list[int]) -> dict:
-    if not ids: return {}
-    rows = fetch_roomy(con, "SELECT id, source, chunk_index, parent_id, text, prefix_len, section_head FROM chunks "
-                       f"WHERE id IN ({', '.join('?' * len(ids))})", [int(i) for i in ids])   # a parameter list: the lookup index's fastest form
-    return {r[0]: dict(source=r[1], chunk_index=r[2], parent_id=r[3], text=r[4], prefix_len=r[5], section_head=r[6]) for r in rows}
+    if not ids:
+        return {}
+    rows = fetch_roomy(
+        con,
+        "SELECT id, source, chunk_index, parent_id, text, prefix_len, section_head FROM chunks "
+        f"WHERE id IN ({', '.join('?' * len(ids))})",
+        [int(i) for i in ids],
+    )  # a parameter list: the lookup index's fastest form
+    return {
+        r[0]: dict(source=r[1], chunk_index=r[2], parent_id=r[3], text=r[4], prefix_len=r[5], section_head=r[6])
+        for r in rows
+    }

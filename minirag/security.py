@@ -15,84 +15,133 @@ __all__ = ['MAX_NAME_BYTES', 'MAX_PATH_BYTES', 'MAX_SCOPES', 'usable_path_text',
            'resolve_in_roots', 'scope_bases', 'scope_condition', 'in_scope']
 
 # %% ../nbs/08_security.ipynb #ae2c9b24
-MAX_NAME_BYTES, MAX_PATH_BYTES = 255, 4096   # Linux NAME_MAX and PATH_MAX
+MAX_NAME_BYTES, MAX_PATH_BYTES = 255, 4096  # Linux NAME_MAX and PATH_MAX
+
 
 def _show(s: str, n: int = 200) -> str:
     "`s` cut to `n` characters, for an error message."
     return s if len(s) <= n else s[:n] + "…"
 
-def usable_path_text(path) -> str: # a str or os.PathLike
+
+def usable_path_text(path) -> str:  # a str or os.PathLike
     "The path as text, or a `MiniragError` saying why it cannot name a file."
     if not isinstance(path, (str, os.PathLike)):
-        raise MiniragError(f"a file path must be text, not {type(path).__name__}; give the path of a file under a document root")
+        raise MiniragError(
+            f"a file path must be text, not {type(path).__name__}; give the path of a file under a document root"
+        )
     s = os.fspath(path)
-    if isinstance(s, bytes): s = os.fsdecode(s)
-    if not s.strip() or "\x00" in s: raise MiniragError(f"{_show(s)!r} is not a usable path; give the path of a file under a document root")
-    try: b = s.encode("utf-8")   # strict: the path becomes the source id, stored as UTF-8 text in DuckDB
-    except UnicodeEncodeError: raise MiniragError(f"{_show(s)!r} is not valid UTF-8 (a lone surrogate, or a file name in another encoding); rename the file with UTF-8 characters")
+    if isinstance(s, bytes):
+        s = os.fsdecode(s)
+    if not s.strip() or "\x00" in s:
+        raise MiniragError(f"{_show(s)!r} is not a usable path; give the path of a file under a document root")
+    try:
+        b = s.encode("utf-8")  # strict: the path becomes the source id, stored as UTF-8 text in DuckDB
+    except UnicodeEncodeError:
+        raise MiniragError(
+            f"{_show(s)!r} is not valid UTF-8 (a lone surrogate, or a file name in another encoding); rename the file with UTF-8 characters"
+        )
     if len(b) > MAX_PATH_BYTES or any(len(x.encode()) > MAX_NAME_BYTES for x in s.split("/")):
-        raise MiniragError(f"{_show(s)!r} is too long for a file path (names up to {MAX_NAME_BYTES} bytes, paths up to {MAX_PATH_BYTES}); give a real file's path")
+        raise MiniragError(
+            f"{_show(s)!r} is too long for a file path (names up to {MAX_NAME_BYTES} bytes, paths up to {MAX_PATH_BYTES}); give a real file's path"
+        )
     return s
 
 # %% ../nbs/08_security.ipynb #258a15a7
 class OutsideRootError(MiniragError):
     "A path resolves outside every document root."
 
+
 def root_of(real: Path, roots: list[Path]) -> Path | None:
     "The root that contains the real path `real`, or None."
     for r in roots:
-        if real == r or r in real.parents: return r
+        if real == r or r in real.parents:
+            return r
     return None
 
-def _outside(s: str, roots) -> OutsideRootError:
-    return OutsideRootError(f"{_show(s)} is outside the document roots ({', '.join(map(str, roots)) or 'none configured'}); "
-                            "only files under BASE_DIR/BASE_DIRS can be read or indexed")
 
-def resolve_in_roots(path: str | Path, # as the user gave it; relative is resolved against `cwd`
-                     roots: list[Path], # real paths of the document roots
-                     must_be_absolute: bool = False, # MCP paths must be absolute (R-S4)
-                     cwd: Path | None = None) -> tuple[Path, Path]:
+def _outside(s: str, roots) -> OutsideRootError:
+    return OutsideRootError(
+        f"{_show(s)} is outside the document roots ({', '.join(map(str, roots)) or 'none configured'}); "
+        "only files under BASE_DIR/BASE_DIRS can be read or indexed"
+    )
+
+
+def resolve_in_roots(
+    path: str | Path,  # as the user gave it; relative is resolved against `cwd`
+    roots: list[Path],  # real paths of the document roots
+    must_be_absolute: bool = False,  # MCP paths must be absolute (R-S4)
+    cwd: Path | None = None,
+) -> tuple[Path, Path]:
     "(id path: folders resolved, last name kept; its root) — or a refusal for anything outside the roots."
     s = usable_path_text(path)
     p = Path(os.path.expanduser(s))
     if not p.is_absolute():
-        if must_be_absolute: raise MiniragError(f"filePath must be absolute: {_show(s)!r}; pass the full path, e.g. {roots[0]/_show(s) if roots else '/docs/'+_show(s)}")
-        try: p = Path(cwd or os.getcwd())/p
-        except OSError: raise MiniragError(f"{_show(s)!r} is relative and the current directory no longer exists; pass an absolute path")
+        if must_be_absolute:
+            raise MiniragError(
+                f"filePath must be absolute: {_show(s)!r}; pass the full path, e.g. {roots[0] / _show(s) if roots else '/docs/' + _show(s)}"
+            )
+        try:
+            p = Path(cwd or os.getcwd()) / p
+        except OSError:
+            raise MiniragError(
+                f"{_show(s)!r} is relative and the current directory no longer exists; pass an absolute path"
+            )
     p = Path(os.path.normpath(p))
     real = Path(os.path.realpath(p))
-    ident = p if p == p.parent else Path(os.path.realpath(p.parent))/p.name
+    ident = p if p == p.parent else Path(os.path.realpath(p.parent)) / p.name
     root = root_of(ident, roots)
-    if root is None or root_of(real, roots) is None or is_system_dir(real): raise _outside(s, roots)
+    if root is None or root_of(real, roots) is None or is_system_dir(real):
+        raise _outside(s, roots)
     return ident, root
 
 # %% ../nbs/08_security.ipynb #568d6276
 MAX_SCOPES = 100
 
+
 def _scope_base(scope) -> str | None:
     "The scope without trailing slashes; None when it covers everything."
-    if scope is None: return None
-    if not isinstance(scope, str): raise MiniragError(f"scope must be text (a path or an id prefix such as 'notes/2026'), not {type(scope).__name__}")
-    try: scope.encode("utf-8")
-    except UnicodeEncodeError: raise MiniragError("scope contains characters that are not valid text (lone surrogates); send UTF-8 text")
+    if scope is None:
+        return None
+    if not isinstance(scope, str):
+        raise MiniragError(
+            f"scope must be text (a path or an id prefix such as 'notes/2026'), not {type(scope).__name__}"
+        )
+    try:
+        scope.encode("utf-8")
+    except UnicodeEncodeError:
+        raise MiniragError("scope contains characters that are not valid text (lone surrogates); send UTF-8 text")
     base = scope.strip().rstrip("/")
     return base or None
 
+
 def scope_bases(scope) -> list[str] | None:
     "One scope or a list of them (a union) as distinct bases; None when they cover everything."
-    if scope is None or isinstance(scope, str): b = _scope_base(scope); return None if b is None else [b]
-    if not isinstance(scope, (list, tuple)): raise MiniragError(f"scope must be text or a list of texts, not {type(scope).__name__}")
-    if len(scope) > MAX_SCOPES: raise MiniragError(f"{len(scope)} scopes given; the limit is {MAX_SCOPES} — use a common parent folder")
-    if not scope: raise MiniragError("scope is an empty list; give one or more paths or id prefixes, or omit scope to search everything")
+    if scope is None or isinstance(scope, str):
+        b = _scope_base(scope)
+        return None if b is None else [b]
+    if not isinstance(scope, (list, tuple)):
+        raise MiniragError(f"scope must be text or a list of texts, not {type(scope).__name__}")
+    if len(scope) > MAX_SCOPES:
+        raise MiniragError(f"{len(scope)} scopes given; the limit is {MAX_SCOPES} — use a common parent folder")
+    if not scope:
+        raise MiniragError(
+            "scope is an empty list; give one or more paths or id prefixes, or omit scope to search everything"
+        )
     bases = [_scope_base(s) for s in scope]
-    if None in bases: return None
+    if None in bases:
+        return None
     return list(dict.fromkeys(bases))
+
 
 def scope_condition(scope: str | list[str] | None, column: str = "source") -> tuple[str, list]:
     "SQL condition + parameters restricting `column` to `scope` (a list is a union)."
     bases = scope_bases(scope)
-    if bases is None: return "TRUE", []
-    return "(" + " OR ".join(f"{column} = ? OR starts_with({column}, ?)" for _ in bases) + ")", [x for b in bases for x in (b, b + "/")]
+    if bases is None:
+        return "TRUE", []
+    return "(" + " OR ".join(f"{column} = ? OR starts_with({column}, ?)" for _ in bases) + ")", [
+        x for b in bases for x in (b, b + "/")
+    ]
+
 
 def in_scope(source: str, scope: str | list[str] | None) -> bool:
     "Python twin of `scope_condition`."

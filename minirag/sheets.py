@@ -17,18 +17,26 @@ __all__ = ['cell_text', 'markdown_table', 'xlsx_to_markdown', 'csv_to_markdown']
 # %% ../nbs/02c_sheets.ipynb #955445de
 def cell_text(v) -> str:
     "A cell value as text: integers without `.0`, dates without a midnight time, `|` and line breaks made table-safe."
-    if v is None: return ""
-    if isinstance(v, bool): return "TRUE" if v else "FALSE"
-    if isinstance(v, float): s = str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
-    elif isinstance(v, dt.datetime): s = v.date().isoformat() if v.time() == dt.time() else v.isoformat(sep=" ")
-    elif isinstance(v, (dt.date, dt.time)): s = v.isoformat()
-    else: s = str(v)
+    if v is None:
+        return ""
+    if isinstance(v, bool):
+        return "TRUE" if v else "FALSE"
+    if isinstance(v, float):
+        s = str(int(v)) if v.is_integer() and abs(v) < 1e15 else repr(v)
+    elif isinstance(v, dt.datetime):
+        s = v.date().isoformat() if v.time() == dt.time() else v.isoformat(sep=" ")
+    elif isinstance(v, (dt.date, dt.time)):
+        s = v.isoformat()
+    else:
+        s = str(v)
     return " ".join(s.replace("|", "\\|").split())
+
 
 def markdown_table(rows) -> str:
     "A Markdown table from rows of cell texts, without empty rows or columns; the first row is the header. '' when empty."
     rows = [r for r in rows if any(r)]
-    if not rows: return ""
+    if not rows:
+        return ""
     width = max(len(r) for r in rows)
     keep = [j for j in range(width) if any(j < len(r) and r[j] for r in rows)]
     rows = [[r[j] if j < len(r) else "" for j in keep] for r in rows]
@@ -39,33 +47,48 @@ def markdown_table(rows) -> str:
 def xlsx_to_markdown(path: Path) -> str:
     "One `## Sheet` heading and table per sheet that holds values (cached formula results, not formulas)."
     from openpyxl import load_workbook
-    try: wb = load_workbook(path, read_only=True, data_only=True)
-    except Exception as e: raise MiniragError(f"{path}: could not read the workbook ({type(e).__name__}: {str(e)[:160]})") from None
+
+    try:
+        wb = load_workbook(path, read_only=True, data_only=True)
+    except Exception as e:
+        raise MiniragError(f"{path}: could not read the workbook ({type(e).__name__}: {str(e)[:160]})") from None
     out = []
     try:
         for ws in wb.worksheets:
-            try: ws.reset_dimensions()    # a declared range of A1:XFD1048576 must not become a million empty rows
-            except AttributeError: pass
+            try:
+                ws.reset_dimensions()  # a declared range of A1:XFD1048576 must not become a million empty rows
+            except AttributeError:
+                pass
             rows = []
             for r in ws.iter_rows(values_only=True):
                 cells = [cell_text(v) for v in r]
-                while cells and not cells[-1]: cells.pop()
-                if cells: rows.append(cells)
-            if (table := markdown_table(rows)): out.append(f"## {ws.title}\n\n{table}")
-    finally: wb.close()
+                while cells and not cells[-1]:
+                    cells.pop()
+                if cells:
+                    rows.append(cells)
+            if table := markdown_table(rows):
+                out.append(f"## {ws.title}\n\n{table}")
+    finally:
+        wb.close()
     return "\n\n".join(out)
+
 
 def csv_to_markdown(path: Path) -> str:
     "A CSV file (any encoding `read_text_file` accepts; delimiter sniffed) as one Markdown table."
-    text, _ = read_text_file(path, separators=",;\t|")   # a wide numeric row has no spaces, yet is not junk
+    text, _ = read_text_file(path, separators=",;\t|")  # a wide numeric row has no spaces, yet is not junk
     sample = text[:20_000]
-    try: dialect = csv.Sniffer().sniff(sample, delimiters=",;\t|")
-    except csv.Error: dialect = csv.excel
+    try:
+        dialect = csv.Sniffer().sniff(sample, delimiters=",;\t|")
+    except csv.Error:
+        dialect = csv.excel
     rows = []
     try:
         for r in csv.reader(io.StringIO(text, newline=""), dialect):
             cells = [cell_text(c) for c in r]
-            while cells and not cells[-1]: cells.pop()
-            if cells: rows.append(cells)
-    except csv.Error as e: raise MiniragError(f"{path}: not a readable CSV file ({e})") from None
+            while cells and not cells[-1]:
+                cells.pop()
+            if cells:
+                rows.append(cells)
+    except csv.Error as e:
+        raise MiniragError(f"{path}: not a readable CSV file ({e})") from None
     return markdown_table(rows)

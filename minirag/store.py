@@ -10,7 +10,7 @@ import errno, logging, os, re, threading, time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-import duckdb, numpy as np   # pyarrow only where rows are written: a one-shot query never imports it (25–35 ms)
+import duckdb, numpy as np  # pyarrow only where rows are written: a one-shot query never imports it (25–35 ms)
 from .config import MiniragError, IndexBusyError
 from .keywords import raw_terms, STEM_SQL
 
@@ -26,55 +26,85 @@ __all__ = ['NO_COMPRESSION', 'SYNC_DUCKDB_MEMORY', 'DUCKDB_MEMORY', 'FORMAT_VERS
 def extension_path(name: str) -> Path:
     "Path of a DuckDB extension binary shipped in its PyPI wheel."
     mod = __import__(f"duckdb_extension_{name}")
-    p = Path(mod.__file__).parent/"extensions"/f"v{duckdb.__version__}"/f"{name}.duckdb_extension"
-    if not p.exists(): raise MiniragError(f"DuckDB extension {name} for duckdb {duckdb.__version__} is missing at {p}; "
-                                          f"reinstall with `pip install duckdb-extension-{name}=={duckdb.__version__}`")
+    p = Path(mod.__file__).parent / "extensions" / f"v{duckdb.__version__}" / f"{name}.duckdb_extension"
+    if not p.exists():
+        raise MiniragError(
+            f"DuckDB extension {name} for duckdb {duckdb.__version__} is missing at {p}; "
+            f"reinstall with `pip install duckdb-extension-{name}=={duckdb.__version__}`"
+        )
     return p
 
+
 # extensions come only from the installed wheels (extension_path), never from SQL: checking their signature cost ~130 ms per open
-_OFFLINE = {"autoinstall_known_extensions": False, "autoload_known_extensions": False, "allow_unsigned_extensions": True}
+_OFFLINE = {
+    "autoinstall_known_extensions": False,
+    "autoload_known_extensions": False,
+    "allow_unsigned_extensions": True,
+}
 
 # DuckDB picked ALPRD for the vectors: at 100k chunks 229 MB where plain floats take 147, and the first scan of a process
 # (a one-shot query) 0.42 s where plain floats take 0.30 (warm 0.12 vs 0.05 s); ALP, its sibling, takes some vectors' segments
 NO_COMPRESSION = "alp,alprd"
-SYNC_DUCKDB_MEMORY = "128MB"   # while a sync or an ingest writes (`Store.memory_capped`): DuckDB kept ~240 MB of blocks
+SYNC_DUCKDB_MEMORY = "128MB"  # while a sync or an ingest writes (`Store.memory_capped`): DuckDB kept ~240 MB of blocks
 # it had written; peak RSS of a sync of the 419-file real corpus 1,240 → 915 MB, as fast; writes and lookup builds at 1M chunks run under 64 MB
-DUCKDB_MEMORY = "512MB"   # DuckDB's own default is 80 % of RAM: a sync's peak grew with the corpus (0.5 GB more by 100k chunks)
+DUCKDB_MEMORY = (
+    "512MB"  # DuckDB's own default is 80 % of RAM: a sync's peak grew with the corpus (0.5 GB more by 100k chunks)
+)
 _memory = {"limit": None}
-_caps: dict[int, str] = {}   # id(connection) -> its own cap while a `Store.memory_capped` block runs
+_caps: dict[int, str] = {}  # id(connection) -> its own cap while a `Store.memory_capped` block runs
+
 
 def limit_memory(limit: str | None):
     "Cap DuckDB's memory (its cache of table blocks included) in every connection this process opens from now on; None = DUCKDB_MEMORY."
     _memory["limit"] = limit
 
+
 def memory_limit() -> str:
     "The cap `connect` applies: MINIRAG_DUCKDB_MEMORY if set, else what `limit_memory` chose (a process holding a large matrix), else DUCKDB_MEMORY."
     return os.environ.get("MINIRAG_DUCKDB_MEMORY") or _memory["limit"] or DUCKDB_MEMORY
 
+
 def fetch_roomy(con, sql: str, params=(), arrow: bool = False):
     "Run a read and fetch its rows (or an Arrow table); if the capped memory is too small for it, run it once more under DUCKDB_MEMORY."
-    def run(): r = con.execute(sql, list(params)); return r.to_arrow_table() if arrow else r.fetchall()
-    try: return run()
-    except duckdb.OutOfMemoryException:   # a small cap (a process holding a large matrix, a sync) meets an unusually large read
+
+    def run():
+        r = con.execute(sql, list(params))
+        return r.to_arrow_table() if arrow else r.fetchall()
+
+    try:
+        return run()
+    except (
+        duckdb.OutOfMemoryException
+    ):  # a small cap (a process holding a large matrix, a sync) meets an unusually large read
         roomy, cap = os.environ.get("MINIRAG_DUCKDB_MEMORY") or DUCKDB_MEMORY, _caps.get(id(con)) or memory_limit()
-        if roomy == cap: raise   # the cap in force is already the roomy one
+        if roomy == cap:
+            raise  # the cap in force is already the roomy one
         con.execute(f"SET memory_limit = '{roomy}'")
-        try: return run()
-        finally: con.execute(f"SET memory_limit = '{cap}'")   # the process's cap, or a sync's
+        try:
+            return run()
+        finally:
+            con.execute(f"SET memory_limit = '{cap}'")  # the process's cap, or a sync's
+
 
 def connect(path, read_only=False, extensions=("fts",)) -> duckdb.DuckDBPyConnection:
     "Open a DuckDB connection with our extensions loaded from disk."
     lim = memory_limit()
-    try: con = duckdb.connect(str(path), read_only=read_only, config=dict(_OFFLINE, memory_limit=lim))
+    try:
+        con = duckdb.connect(str(path), read_only=read_only, config=dict(_OFFLINE, memory_limit=lim))
     except (duckdb.InvalidInputException, duckdb.ParserException) as e:
-        if lim and "memory" in str(e).lower(): raise MiniragError(f"MINIRAG_DUCKDB_MEMORY={lim!r} is not a memory size; use e.g. 256MB or 1GB") from None
+        if lim and "memory" in str(e).lower():
+            raise MiniragError(f"MINIRAG_DUCKDB_MEMORY={lim!r} is not a memory size; use e.g. 256MB or 1GB") from None
         raise
-    if not read_only: con.execute(f"SET GLOBAL disabled_compression_methods = '{NO_COMPRESSION}'")   # applies at checkpoints (not as a connect option)
-    for e in extensions: con.execute(f"LOAD '{extension_path(e)}'")
+    if not read_only:
+        con.execute(
+            f"SET GLOBAL disabled_compression_methods = '{NO_COMPRESSION}'"
+        )  # applies at checkpoints (not as a connect option)
+    for e in extensions:
+        con.execute(f"LOAD '{extension_path(e)}'")
     return con
 
 # %% ../nbs/05_store.ipynb #8ac4b43f
-FORMAT_VERSION = 2   # 2: sources.source is the primary key; failures table
+FORMAT_VERSION = 2  # 2: sources.source is the primary key; failures table
 
 _SOURCES = """(source VARCHAR PRIMARY KEY, kind VARCHAR, root VARCHAR, title VARCHAR, category VARCHAR,
   content_hash VARCHAR, size BIGINT, mtime DOUBLE, ocr_engine VARCHAR, chunk_count INTEGER, scheme INTEGER,
@@ -88,10 +118,12 @@ CREATE TABLE IF NOT EXISTS failures(source VARCHAR PRIMARY KEY, content_hash VAR
   reason VARCHAR, context VARCHAR, failed_at TIMESTAMP);
 """
 
+
 def _chunks_ddl(dim: int) -> str:
     return f"""CREATE TABLE IF NOT EXISTS chunks(id BIGINT, source VARCHAR, chunk_index INTEGER, parent_id VARCHAR,
       text VARCHAR, prefix_len INTEGER, section_head VARCHAR, kind VARCHAR, tokens INTEGER, scheme INTEGER,
       kw_len INTEGER, emb FLOAT[{dim}])"""
+
 
 CHUNK_FIELDS = ["chunk_index", "parent_id", "text", "prefix_len", "section_head", "kind", "tokens", "scheme"]
 
@@ -101,164 +133,253 @@ CHUNK_FIELDS = ["chunk_index", "parent_id", "text", "prefix_len", "section_head"
 # writes by 75 % and grew its file by half. Not UNIQUE: DuckDB checks a unique index eagerly, within a transaction too.
 _LOOKUPS = {"chunks_id": "id", "chunks_source": "source"}
 
-def _chunks_exist(con) -> bool: return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'chunks'").fetchone()[0])
+
+def _chunks_exist(con) -> bool:
+    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'chunks'").fetchone()[0])
+
 
 def ensure_lookups(con) -> bool:
     "Create the chunks table's lookup indexes if missing; False if they cannot be written (queries then scan)."
-    if not _chunks_exist(con): return True
+    if not _chunks_exist(con):
+        return True
     try:
-        for name, col in _LOOKUPS.items(): con.execute(f"CREATE INDEX IF NOT EXISTS {name} ON chunks({col})")
-    except duckdb.Error: return False   # a read-only folder
+        for name, col in _LOOKUPS.items():
+            con.execute(f"CREATE INDEX IF NOT EXISTS {name} ON chunks({col})")
+    except duckdb.Error:
+        return False  # a read-only folder
     return True
+
 
 def lookups_present(con) -> bool:
     return bool(con.execute("SELECT count(*) FROM duckdb_indexes() WHERE table_name = 'chunks'").fetchone()[0])
 
+
 def drop_lookups(con):
     "Drop the lookup indexes before a large write (`ensure_lookups` builds them again)."
     if _chunks_exist(con):
-        for name in _LOOKUPS: con.execute(f"DROP INDEX IF EXISTS {name}")
+        for name in _LOOKUPS:
+            con.execute(f"DROP INDEX IF EXISTS {name}")
 
 # %% ../nbs/05_store.ipynb #fea600c5
 def has_source_key(con) -> bool:
     "True if `sources.source` is the table's primary key."
-    return bool(con.execute("SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'sources' "
-                            "AND constraint_type = 'PRIMARY KEY'").fetchone()[0])
+    return bool(
+        con.execute(
+            "SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'sources' AND constraint_type = 'PRIMARY KEY'"
+        ).fetchone()[0]
+    )
+
 
 def migrate(con) -> int:
     "Drop duplicate sources (and their duplicate chunks) of an index made before format 2, then add the key; returns rows dropped."
-    if has_source_key(con): return 0
+    if has_source_key(con):
+        return 0
     con.execute("BEGIN TRANSACTION")
     try:
         dups = [r[0] for r in con.execute("SELECT source FROM sources GROUP BY source HAVING count(*) > 1").fetchall()]
-        if dups and con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'chunks'").fetchone()[0]:
+        if (
+            dups
+            and con.execute("SELECT count(*) FROM information_schema.tables WHERE table_name = 'chunks'").fetchone()[0]
+        ):
             # of each duplicated source: the newest copy of each chunk index, none past the kept entry's count
-            con.execute("""CREATE TEMP TABLE _gone AS SELECT c.id FROM chunks c
+            con.execute(
+                """CREATE TEMP TABLE _gone AS SELECT c.id FROM chunks c
                 JOIN (SELECT source, chunk_count FROM sources QUALIFY row_number() OVER (PARTITION BY source ORDER BY ingested_at DESC, rowid DESC) = 1) s
                 USING (source) WHERE c.source IN (SELECT unnest(?::VARCHAR[])) AND (c.chunk_index >= s.chunk_count OR c.id <
-                  (SELECT max(id) FROM chunks c2 WHERE c2.source = c.source AND c2.chunk_index = c.chunk_index))""", [dups])
+                  (SELECT max(id) FROM chunks c2 WHERE c2.source = c.source AND c2.chunk_index = c.chunk_index))""",
+                [dups],
+            )
             con.execute("DELETE FROM postings WHERE chunk_id IN (SELECT id FROM _gone)")
             con.execute("DELETE FROM chunks WHERE id IN (SELECT id FROM _gone)")
             con.execute("DROP TABLE _gone")
-        if dups: con.execute("UPDATE meta SET value = (value::BIGINT + 1)::VARCHAR WHERE key = 'generation'")   # caches see a change
+        if dups:
+            con.execute(
+                "UPDATE meta SET value = (value::BIGINT + 1)::VARCHAR WHERE key = 'generation'"
+            )  # caches see a change
         # rebuilt rather than ALTERed: DuckDB's ADD PRIMARY KEY still sees rows deleted in the same transaction
         con.execute(f"CREATE TABLE _sources_keyed{_SOURCES}")
         con.execute("""INSERT INTO _sources_keyed SELECT * FROM sources
                        QUALIFY row_number() OVER (PARTITION BY source ORDER BY ingested_at DESC, rowid DESC) = 1""")
-        dropped = con.execute("SELECT (SELECT count(*) FROM sources) - (SELECT count(*) FROM _sources_keyed)").fetchone()[0]
-        con.execute("DROP TABLE sources"); con.execute("ALTER TABLE _sources_keyed RENAME TO sources")
+        dropped = con.execute(
+            "SELECT (SELECT count(*) FROM sources) - (SELECT count(*) FROM _sources_keyed)"
+        ).fetchone()[0]
+        con.execute("DROP TABLE sources")
+        con.execute("ALTER TABLE _sources_keyed RENAME TO sources")
         con.execute("UPDATE meta SET value = ? WHERE key = 'format'", [str(FORMAT_VERSION)])
-    except BaseException: con.execute("ROLLBACK"); raise
+    except BaseException:
+        con.execute("ROLLBACK")
+        raise
     con.execute("COMMIT")
     return dropped
 
 # %% ../nbs/05_store.ipynb #0205472b
 _PID = re.compile(r"PID (\d+)")
 
+
 class IndexUnavailableError(MiniragError):
     "The index cannot be opened or written at all (unopenable file, disk full): a sync stops instead of failing every file."
 
+
 def _fcntl():
     "The POSIX `fcntl` module, or None (Windows)."
-    try: import fcntl; return fcntl
-    except ImportError: return None
+    try:
+        import fcntl
+
+        return fcntl
+    except ImportError:
+        return None
+
 
 def file_lock(path: Path, shared: bool = False):
     "An open file holding a non-blocking shared or exclusive lock on `path` (release with `file_unlock`)."
     f = open(path, "a+b")
     try:
-        if (fc := _fcntl()) is not None:   # flock, as portalocker does here: importing it cost a one-shot query 30 ms
-            try: fc.flock(f.fileno(), (fc.LOCK_SH if shared else fc.LOCK_EX) | fc.LOCK_NB)
-            except BlockingIOError: raise BlockingIOError(errno.EAGAIN, "held by another process", str(path)) from None
-            except OSError as e: raise OSError(errno.ENOLCK, e.strerror or "cannot lock", str(path)) from None
+        if (fc := _fcntl()) is not None:  # flock, as portalocker does here: importing it cost a one-shot query 30 ms
+            try:
+                fc.flock(f.fileno(), (fc.LOCK_SH if shared else fc.LOCK_EX) | fc.LOCK_NB)
+            except BlockingIOError:
+                raise BlockingIOError(errno.EAGAIN, "held by another process", str(path)) from None
+            except OSError as e:
+                raise OSError(errno.ENOLCK, e.strerror or "cannot lock", str(path)) from None
             return f
-        import portalocker   # Windows: LockFileEx
-        flags = (portalocker.LockFlags.SHARED if shared else portalocker.LockFlags.EXCLUSIVE) | portalocker.LockFlags.NON_BLOCKING
-        try: portalocker.lock(f, flags)
-        except portalocker.AlreadyLocked: raise BlockingIOError(errno.EAGAIN, "held by another process", str(path)) from None
-        except portalocker.LockException as e: raise OSError(errno.ENOLCK, str(e) or "cannot lock", str(path)) from None
+        import portalocker  # Windows: LockFileEx
+
+        flags = (
+            portalocker.LockFlags.SHARED if shared else portalocker.LockFlags.EXCLUSIVE
+        ) | portalocker.LockFlags.NON_BLOCKING
+        try:
+            portalocker.lock(f, flags)
+        except portalocker.AlreadyLocked:
+            raise BlockingIOError(errno.EAGAIN, "held by another process", str(path)) from None
+        except portalocker.LockException as e:
+            raise OSError(errno.ENOLCK, str(e) or "cannot lock", str(path)) from None
         return f
-    except BaseException: f.close(); raise
+    except BaseException:
+        f.close()
+        raise
+
 
 def file_unlock(f):
     "Release a lock taken with `file_lock` and close its file."
     try:
-        if (fc := _fcntl()) is not None: fc.flock(f.fileno(), fc.LOCK_UN)
+        if (fc := _fcntl()) is not None:
+            fc.flock(f.fileno(), fc.LOCK_UN)
         else:
             import portalocker
+
             portalocker.unlock(f)
-    finally: f.close()
+    finally:
+        f.close()
+
 
 def _write_refused(e: BaseException, db_file: Path) -> IndexUnavailableError | None:
     "The error to stop on when a write failed because of the disk or the folder, not the data (None otherwise)."
-    if not isinstance(e, (duckdb.Error, OSError)): return None
+    if not isinstance(e, (duckdb.Error, OSError)):
+        return None
     msg = str(e).lower()
     if getattr(e, "errno", None) in (errno.ENOSPC, getattr(errno, "EDQUOT", -1)) or "no space left" in msg:
         return IndexUnavailableError(f"the disk holding the index {db_file} is full; free space and sync again")
     if isinstance(e, PermissionError) or "permission denied" in msg or "read-only file system" in msg:
-        return IndexUnavailableError(f"cannot write the index {db_file}: {db_file.parent} is not writable (permission denied or "
-                                     "read-only); make it writable for this user, or set DB_PATH to a writable folder")
+        return IndexUnavailableError(
+            f"cannot write the index {db_file}: {db_file.parent} is not writable (permission denied or "
+            "read-only); make it writable for this user, or set DB_PATH to a writable folder"
+        )
     return None
 
-WAITER_POLL = 0.05   # seconds between an idle holder's looks at the waiting file
+
+WAITER_POLL = 0.05  # seconds between an idle holder's looks at the waiting file
+
+
 class Store:
     "The index file, opened on demand and released when idle."
-    def __init__(self, db_file: str | Path, lock_wait: float | None = None, idle_close: float = 0.0, max_hold: float = 2.0):
+
+    def __init__(
+        self, db_file: str | Path, lock_wait: float | None = None, idle_close: float = 0.0, max_hold: float = 2.0
+    ):
         self.db_file = Path(db_file)
         self.lock_wait = float(os.environ.get("MINIRAG_LOCK_WAIT", 15)) if lock_wait is None else lock_wait
         self.idle_close, self.max_hold = idle_close, max_hold
         self._con, self._opened, self._depth, self._keyed = None, 0.0, 0, False
-        self._idle_since, self._watching = 0.0, False   # when the last operation ended; whether a thread watches the idle file
-        self._cap = None   # DuckDB's memory cap while inside `memory_capped` (connections opened meanwhile get it too)
+        self._idle_since, self._watching = (
+            0.0,
+            False,
+        )  # when the last operation ended; whether a thread watches the idle file
+        self._cap = None  # DuckDB's memory cap while inside `memory_capped` (connections opened meanwhile get it too)
         self._lock = threading.RLock()
 
-    def exists(self) -> bool: return self.db_file.exists()
+    def exists(self) -> bool:
+        return self.db_file.exists()
 
     @property
-    def _waiting_file(self) -> Path: return self.db_file.parent/".waiting.lock"
+    def _waiting_file(self) -> Path:
+        return self.db_file.parent / ".waiting.lock"
 
     def _flock(self, shared: bool):
         "A file holding a lock on the waiting file, or None if it cannot be had."
-        try: return file_lock(self._waiting_file, shared)
-        except (OSError, ImportError): return None
+        try:
+            return file_lock(self._waiting_file, shared)
+        except (OSError, ImportError):
+            return None
 
     def others_waiting(self) -> bool:
         "True while another process is waiting to open the index."
         f = self._flock(shared=False)
-        if f is None: return self._waiting_file.exists()
-        file_unlock(f); return False
+        if f is None:
+            return self._waiting_file.exists()
+        file_unlock(f)
+        return False
 
     def _open(self):
-        try: self.db_file.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as e: raise IndexUnavailableError(f"cannot create the index directory {self.db_file.parent} ({e.strerror}); set DB_PATH to a writable folder")
+        try:
+            self.db_file.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise IndexUnavailableError(
+                f"cannot create the index directory {self.db_file.parent} ({e.strerror}); set DB_PATH to a writable folder"
+            )
         deadline, delay, err, waiting = time.monotonic() + self.lock_wait, 0.01, None, None
         wal = self.db_file.with_name(self.db_file.name + ".wal")
         try:
             while True:
                 try:
-                    replay = wal.exists() and wal.stat().st_size > 0   # a process that wrote was killed: DuckDB replays its log now
+                    replay = (
+                        wal.exists() and wal.stat().st_size > 0
+                    )  # a process that wrote was killed: DuckDB replays its log now
                     con = connect(self.db_file)
-                    if self._cap: con.execute(f"SET memory_limit = '{self._cap}'"); _caps[id(con)] = self._cap
+                    if self._cap:
+                        con.execute(f"SET memory_limit = '{self._cap}'")
+                        _caps[id(con)] = self._cap
                     break
                 except duckdb.IOException as e:
-                    if "lock" not in str(e).lower(): raise IndexUnavailableError(f"cannot open the index {self.db_file}: {str(e)[:200]}")
+                    if "lock" not in str(e).lower():
+                        raise IndexUnavailableError(f"cannot open the index {self.db_file}: {str(e)[:200]}")
                     err = e
-                if waiting is None: waiting = self._flock(shared=True) or False   # tell the holder someone waits
+                if waiting is None:
+                    waiting = self._flock(shared=True) or False  # tell the holder someone waits
                 if time.monotonic() >= deadline:
-                    m = _PID.search(str(err)); who = f"process {m.group(1)}" if m else "another process"
-                    raise IndexBusyError(f"the index {self.db_file} is held by {who} for more than {self.lock_wait:.0f} s "
-                                         "(a long write, or a process that keeps it open); try again when it finishes")
-                time.sleep(delay); delay = min(delay * 1.5, 0.05)
+                    m = _PID.search(str(err))
+                    who = f"process {m.group(1)}" if m else "another process"
+                    raise IndexBusyError(
+                        f"the index {self.db_file} is held by {who} for more than {self.lock_wait:.0f} s "
+                        "(a long write, or a process that keeps it open); try again when it finishes"
+                    )
+                time.sleep(delay)
+                delay = min(delay * 1.5, 0.05)
         finally:
-            if waiting: file_unlock(waiting)
+            if waiting:
+                file_unlock(waiting)
         try:
             con.execute(_SCHEMA)
-            if not self._keyed: migrate(con); self._keyed = True
-            if replay and lookups_present(con): drop_lookups(con); ensure_lookups(con)   # DuckDB 1.5 replays deletes into its ART
+            if not self._keyed:
+                migrate(con)
+                self._keyed = True
+            if replay and lookups_present(con):
+                drop_lookups(con)
+                ensure_lookups(con)  # DuckDB 1.5 replays deletes into its ART
             # indexes wrongly (a source's rows exist, its index lookup finds none): rebuilt from the table after a crash
         except Exception as e:
             con.close()
-            if isinstance(e, MiniragError): raise
+            if isinstance(e, MiniragError):
+                raise
             raise IndexUnavailableError(f"cannot prepare the index {self.db_file}: {str(e)[:200]}") from None
         self._con, self._opened = con, time.monotonic()
 
@@ -266,103 +387,143 @@ class Store:
         with self._lock:
             if self._con is not None and self._depth == 0:
                 _caps.pop(id(self._con), None)
-                try: self._con.close()
-                finally: self._con = None
+                try:
+                    self._con.close()
+                finally:
+                    self._con = None
 
     @contextmanager
     def session(self):
         "A connection for one operation; nested uses share it."
         with self._lock:
-            if self._con is not None and self._depth == 0 and time.monotonic() - self._opened > self.max_hold and self.others_waiting():
+            if (
+                self._con is not None
+                and self._depth == 0
+                and time.monotonic() - self._opened > self.max_hold
+                and self.others_waiting()
+            ):
                 self._close()
             if self._con is None:
-                if self.others_waiting(): time.sleep(0.1)   # someone was waiting when we let go: let them in first
+                if self.others_waiting():
+                    time.sleep(0.1)  # someone was waiting when we let go: let them in first
                 self._open()
             self._depth += 1
-            try: yield self._con
+            try:
+                yield self._con
             finally:
                 self._depth -= 1
                 if self._depth == 0:
-                    if self.idle_close <= 0 or self.others_waiting(): self._close()
-                    else: self._idle_since = time.monotonic(); self._watch()
+                    if self.idle_close <= 0 or self.others_waiting():
+                        self._close()
+                    else:
+                        self._idle_since = time.monotonic()
+                        self._watch()
 
     def _watch(self):
         "Close the idle file after `idle_close` s, or within `WAITER_POLL` s of another process starting to wait (called holding the lock)."
-        if self._watching: return
+        if self._watching:
+            return
         self._watching = True
         threading.Thread(target=self._watch_idle, name="minirag-index-idle", daemon=True).start()
 
     def _watch_idle(self):
         while True:
             time.sleep(WAITER_POLL)
-            with self._lock:   # taken only between operations: a running one holds it
-                if self._con is not None and self._depth == 0 and (
-                        time.monotonic() - self._idle_since >= self.idle_close or self.others_waiting()):
+            with self._lock:  # taken only between operations: a running one holds it
+                if (
+                    self._con is not None
+                    and self._depth == 0
+                    and (time.monotonic() - self._idle_since >= self.idle_close or self.others_waiting())
+                ):
                     self._close()
-                if self._con is None: self._watching = False; return
+                if self._con is None:
+                    self._watching = False
+                    return
 
     def close(self):
-        with self._lock: self._close()
+        with self._lock:
+            self._close()
 
     @contextmanager
     def kept_open(self, seconds: float = 30.0):
         "Inside: keep the idle file open up to `seconds` between operations (unless another process waits), then back to `idle_close`."
-        with self._lock: old, self.idle_close = self.idle_close, max(self.idle_close, seconds)
-        try: yield self
+        with self._lock:
+            old, self.idle_close = self.idle_close, max(self.idle_close, seconds)
+        try:
+            yield self
         finally:
             with self._lock:
                 self.idle_close = old
-                if old <= 0 and self._depth == 0: self._close()
+                if old <= 0 and self._depth == 0:
+                    self._close()
 
     @contextmanager
     def memory_capped(self, limit: str):
         "Inside: DuckDB capped at `limit` in this store's connection, unless MINIRAG_DUCKDB_MEMORY or a process cap (`limit_memory`) is set."
-        if memory_limit() != DUCKDB_MEMORY: yield self; return
+        if memory_limit() != DUCKDB_MEMORY:
+            yield self
+            return
         with self._lock:
             self._cap = limit
-            if self._con is not None: self._con.execute(f"SET memory_limit = '{limit}'"); _caps[id(self._con)] = limit
-        try: yield self
+            if self._con is not None:
+                self._con.execute(f"SET memory_limit = '{limit}'")
+                _caps[id(self._con)] = limit
+        try:
+            yield self
         finally:
             with self._lock:
                 self._cap = None
-                if self._con is not None: self._con.execute(f"SET memory_limit = '{memory_limit()}'"); _caps.pop(id(self._con), None)
+                if self._con is not None:
+                    self._con.execute(f"SET memory_limit = '{memory_limit()}'")
+                    _caps.pop(id(self._con), None)
 
     @contextmanager
     def transaction(self):
         "A session inside BEGIN … COMMIT (rolled back on error; a full disk or an unwritable folder is `IndexUnavailableError`)."
         with self.session() as con:
             con.execute("BEGIN TRANSACTION")
-            try: yield con
+            try:
+                yield con
             except BaseException as e:
-                try: con.execute("ROLLBACK")
-                except Exception: pass
-                if (stop := _write_refused(e, self.db_file)): raise stop from None
+                try:
+                    con.execute("ROLLBACK")
+                except Exception:
+                    pass
+                if stop := _write_refused(e, self.db_file):
+                    raise stop from None
                 raise
             else:
-                try: con.execute("COMMIT")
+                try:
+                    con.execute("COMMIT")
                 except Exception as e:
-                    if (stop := _write_refused(e, self.db_file)): raise stop from None
+                    if stop := _write_refused(e, self.db_file):
+                        raise stop from None
                     raise
 
 # %% ../nbs/05_store.ipynb #57da76a9
 def get_meta(con) -> dict:
     return dict(con.execute("SELECT key, value FROM meta").fetchall())
 
+
 def set_meta(con, **kv):
     for k, v in kv.items():
         con.execute("DELETE FROM meta WHERE key = ?", [k])
         con.execute("INSERT INTO meta VALUES (?, ?)", [k, str(v)])
 
+
 def has_chunks_table(con) -> bool:
     return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'chunks'").fetchone()[0])
+
 
 def ensure_model(con, model_id: str, dim: int):
     "Bind an empty index to a model, or refuse a different one (R-M4)."
     m = get_meta(con)
     if "model_id" in m and m["model_id"] != model_id:
-        raise MiniragError(f"this index was built with model {m['model_id']!r} (dim {m['dim']}) but the configured model is "
-                           f"{model_id!r} (dim {dim}); vectors of different models cannot be mixed. Fix: set MODEL_NAME back, "
-                           "or use a new DB_PATH (or delete the index) and re-ingest everything")
+        raise MiniragError(
+            f"this index was built with model {m['model_id']!r} (dim {m['dim']}) but the configured model is "
+            f"{model_id!r} (dim {dim}); vectors of different models cannot be mixed. Fix: set MODEL_NAME back, "
+            "or use a new DB_PATH (or delete the index) and re-ingest everything"
+        )
     if "model_id" not in m:
         set_meta(con, model_id=model_id, dim=dim, format=FORMAT_VERSION, generation=m.get("generation", 0))
         con.execute(_chunks_ddl(dim))
@@ -371,69 +532,121 @@ def ensure_model(con, model_id: str, dim: int):
 @dataclass
 class SourceRecord:
     "What the index knows about one source."
-    source: str; kind: str = "file"; root: str = ""; title: str = ""; category: str = ""
-    content_hash: str = ""; size: int = 0; mtime: float = 0.0; ocr_engine: str = ""; scheme: int = 0
+
+    source: str
+    kind: str = "file"
+    root: str = ""
+    title: str = ""
+    category: str = ""
+    content_hash: str = ""
+    size: int = 0
+    mtime: float = 0.0
+    ocr_engine: str = ""
+    scheme: int = 0
+
 
 def _fsl(vecs: np.ndarray) -> pa.FixedSizeListArray:
     import pyarrow as pa
+
     vecs = np.ascontiguousarray(vecs, dtype=np.float32)
     return pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), vecs.shape[1])
+
 
 def _bump(con):
     g = int(get_meta(con).get("generation", 0)) + 1
     set_meta(con, generation=g)
     return g
 
+
 def replace_sources(store: Store, items: list[tuple[SourceRecord, list[dict], np.ndarray]], model_id: str) -> list[int]:
     "Replace several sources in one transaction (one write for a batch of files); returns chunk counts."
     import pyarrow as pa
+
     last = {rec.source: i for i, (rec, _, _) in enumerate(items)}
-    if len(last) < len(items):   # one source once: the last version given wins, the counts still follow `items`
+    if len(last) < len(items):  # one source once: the last version given wins, the counts still follow `items`
         n = replace_sources(store, [items[i] for i in sorted(last.values())], model_id)
         got = dict(zip((items[i][0].source for i in sorted(last.values())), n))
         return [got[rec.source] for rec, _, _ in items]
     for rec, chunks, vecs in items:
-        if not chunks: raise MiniragError(f"{rec.source}: no text to index (0 chunks); the previous version, if any, is kept")
+        if not chunks:
+            raise MiniragError(f"{rec.source}: no text to index (0 chunks); the previous version, if any, is kept")
         assert vecs.shape[0] == len(chunks), "one vector per chunk"
-    if not items: return []
+    if not items:
+        return []
     dim = items[0][2].shape[1]
     kws = [[raw_terms(c["text"]) for c in chunks] for _, chunks, _ in items]
     with store.transaction() as con:
         ensure_model(con, model_id, dim)
-        srcs = [rec.source for rec, _, _ in items]; ph = ", ".join("?" * len(srcs))
-        held = {r[0] for r in con.execute(f"SELECT source FROM sources WHERE source IN ({ph}) UNION "
-                                          f"SELECT DISTINCT source FROM chunks WHERE source IN ({ph})", srcs + srcs).fetchall()}
-        for s in srcs:   # only sources already there: deleting scans the postings, which grew every batch's cost (and peak memory) with the corpus
-            if s in held: _delete(con, s)
-            else: con.execute("DELETE FROM failures WHERE source = ?", [s])
+        srcs = [rec.source for rec, _, _ in items]
+        ph = ", ".join("?" * len(srcs))
+        held = {
+            r[0]
+            for r in con.execute(
+                f"SELECT source FROM sources WHERE source IN ({ph}) UNION "
+                f"SELECT DISTINCT source FROM chunks WHERE source IN ({ph})",
+                srcs + srcs,
+            ).fetchall()
+        }
+        for s in srcs:  # only sources already there: deleting scans the postings, which grew every batch's cost (and peak memory) with the corpus
+            if s in held:
+                _delete(con, s)
+            else:
+                con.execute("DELETE FROM failures WHERE source = ?", [s])
         base = con.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
         ns = [len(chunks) for _, chunks, _ in items]
         ids = np.arange(base, base + sum(ns), dtype=np.int64)
         allrows = [c for _, chunks, _ in items for c in chunks]
         kw = [t for k in kws for t in k]
-        tbl = pa.table({"id": ids, "source": [rec.source for (rec, _, _), n in zip(items, ns) for _ in range(n)],
-                        **{f: [c[f] for c in allrows] for f in CHUNK_FIELDS},
-                        "kw_len": [len(t) for t in kw], "emb": _fsl(np.concatenate([v for _, _, v in items]))})
+        tbl = pa.table(
+            {
+                "id": ids,
+                "source": [rec.source for (rec, _, _), n in zip(items, ns) for _ in range(n)],
+                **{f: [c[f] for c in allrows] for f in CHUNK_FIELDS},
+                "kw_len": [len(t) for t in kw],
+                "emb": _fsl(np.concatenate([v for _, _, v in items])),
+            }
+        )
         con.register("_new_chunks", tbl)
-        con.execute("INSERT INTO chunks BY NAME SELECT * FROM _new_chunks"); con.unregister("_new_chunks")
-        terms = pa.table({"chunk_id": np.repeat(ids, [len(t) for t in kw]),
-                          "term": [t for ts in kw for t, _ in ts], "lang": [l for ts in kw for _, l in ts]})
+        con.execute("INSERT INTO chunks BY NAME SELECT * FROM _new_chunks")
+        con.unregister("_new_chunks")
+        terms = pa.table(
+            {
+                "chunk_id": np.repeat(ids, [len(t) for t in kw]),
+                "term": [t for ts in kw for t, _ in ts],
+                "lang": [l for ts in kw for _, l in ts],
+            }
+        )
         con.register("_new_terms", terms)
-        con.execute(f"INSERT INTO postings SELECT {STEM_SQL} AS term, chunk_id, count(*)::INTEGER FROM _new_terms GROUP BY ALL")
+        con.execute(
+            f"INSERT INTO postings SELECT {STEM_SQL} AS term, chunk_id, count(*)::INTEGER FROM _new_terms GROUP BY ALL"
+        )
         con.unregister("_new_terms")
-        src = pa.table({"source": [r.source for r, _, _ in items], "kind": [r.kind for r, _, _ in items], "root": [r.root for r, _, _ in items],
-                        "title": [r.title for r, _, _ in items], "category": [r.category for r, _, _ in items],
-                        "content_hash": [r.content_hash for r, _, _ in items], "size": pa.array([r.size for r, _, _ in items], pa.int64()),
-                        "mtime": pa.array([float(r.mtime) for r, _, _ in items], pa.float64()), "ocr_engine": [r.ocr_engine for r, _, _ in items],
-                        "chunk_count": pa.array(ns, pa.int32()), "scheme": pa.array([r.scheme for r, _, _ in items], pa.int32())})
+        src = pa.table(
+            {
+                "source": [r.source for r, _, _ in items],
+                "kind": [r.kind for r, _, _ in items],
+                "root": [r.root for r, _, _ in items],
+                "title": [r.title for r, _, _ in items],
+                "category": [r.category for r, _, _ in items],
+                "content_hash": [r.content_hash for r, _, _ in items],
+                "size": pa.array([r.size for r, _, _ in items], pa.int64()),
+                "mtime": pa.array([float(r.mtime) for r, _, _ in items], pa.float64()),
+                "ocr_engine": [r.ocr_engine for r, _, _ in items],
+                "chunk_count": pa.array(ns, pa.int32()),
+                "scheme": pa.array([r.scheme for r, _, _ in items], pa.int32()),
+            }
+        )
         con.register("_new_sources", src)
-        con.execute("INSERT INTO sources BY NAME SELECT *, now() AS ingested_at FROM _new_sources"); con.unregister("_new_sources")
+        con.execute("INSERT INTO sources BY NAME SELECT *, now() AS ingested_at FROM _new_sources")
+        con.unregister("_new_sources")
         _bump(con)
     return ns
+
 
 def replace_source(store: Store, rec: SourceRecord, chunks: list[dict], vecs: np.ndarray, model_id: str) -> int:
     "Replace everything indexed for `rec.source` with `chunks` + `vecs`, in one transaction."
     return replace_sources(store, [(rec, chunks, vecs)], model_id)[0]
+
 
 def _delete(con, source: str) -> int:
     if has_chunks_table(con):
@@ -442,11 +655,13 @@ def _delete(con, source: str) -> int:
     con.execute("DELETE FROM failures WHERE source = ?", [source])
     return con.execute("DELETE FROM sources WHERE source = ?", [source]).fetchone()[0]
 
+
 def delete_source(store: Store, source: str) -> bool:
     "Remove a source from the index; True if it was there."
     with store.transaction() as con:
         n = _delete(con, source)
-        if n: _bump(con)
+        if n:
+            _bump(con)
     return bool(n)
 
 # %% ../nbs/05_store.ipynb #d525898e
@@ -455,8 +670,10 @@ def cluster_postings(store: Store, min_tail: float = 0.25, force: bool = False) 
     with store.session() as con:
         n = con.execute("SELECT count(*) FROM postings").fetchone()[0]
         done = int(get_meta(con).get("postings_clustered", 0))
-        if not n or (not force and n - done <= min_tail * max(done, 1) and done): return False
-        if not force and done == 0 and n < 1000: return False   # tiny indexes: a scan is already instant
+        if not n or (not force and n - done <= min_tail * max(done, 1) and done):
+            return False
+        if not force and done == 0 and n < 1000:
+            return False  # tiny indexes: a scan is already instant
     with store.transaction() as con:
         con.execute("CREATE TABLE postings_sorted AS SELECT * FROM postings ORDER BY term, chunk_id")
         con.execute("DROP TABLE postings")
@@ -469,26 +686,39 @@ def rename_source(store: Store, old: str, new: str, root: str, mtime: float | No
     "Re-path a source's entry and chunks in one transaction."
     with store.transaction() as con:
         _delete(con, new)
-        if has_chunks_table(con): con.execute("UPDATE chunks SET source = ? WHERE source = ?", [new, old])
-        con.execute("UPDATE sources SET source = ?, root = ?, mtime = coalesce(?, mtime) WHERE source = ?", [new, root, mtime, old])
+        if has_chunks_table(con):
+            con.execute("UPDATE chunks SET source = ? WHERE source = ?", [new, old])
+        con.execute(
+            "UPDATE sources SET source = ?, root = ?, mtime = coalesce(?, mtime) WHERE source = ?",
+            [new, root, mtime, old],
+        )
         _bump(con)
 
 # %% ../nbs/05_store.ipynb #aa7327cc
 def source_rows(store: Store, where: str = "", params=()) -> list[dict]:
     "Source records as dicts."
     with store.session() as con:
-        cur = con.execute(f"SELECT * EXCLUDE (ingested_at), strftime(ingested_at, '%Y-%m-%dT%H:%M:%S') AS ingested_at FROM sources {where} ORDER BY source", list(params))
+        cur = con.execute(
+            f"SELECT * EXCLUDE (ingested_at), strftime(ingested_at, '%Y-%m-%dT%H:%M:%S') AS ingested_at FROM sources {where} ORDER BY source",
+            list(params),
+        )
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r)) for r in cur.fetchall()]
+
 
 def chunk_rows(store: Store, source: str, lo: int | None = None, hi: int | None = None) -> list[dict]:
     "Chunks of one source in order (optionally chunk_index in [lo, hi])."
     with store.session() as con:
-        if not has_chunks_table(con): return []
+        if not has_chunks_table(con):
+            return []
         q = "SELECT source, " + ", ".join(CHUNK_FIELDS) + " FROM chunks WHERE source = ?"
         ps = [source]
-        if lo is not None: q += " AND chunk_index >= ?"; ps.append(lo)
-        if hi is not None: q += " AND chunk_index <= ?"; ps.append(hi)
+        if lo is not None:
+            q += " AND chunk_index >= ?"
+            ps.append(lo)
+        if hi is not None:
+            q += " AND chunk_index <= ?"
+            ps.append(hi)
         cur = con.execute(q + " ORDER BY chunk_index", ps)
         names = [d[0] for d in cur.description]
         return [dict(zip(names, r)) for r in cur.fetchall()]
@@ -496,16 +726,28 @@ def chunk_rows(store: Store, source: str, lo: int | None = None, hi: int | None 
 # %% ../nbs/05_store.ipynb #c27d4378
 def record_failures(store: Store, items: list[tuple[str, str, int, float, str, str]]):
     "Remember (source, content_hash, size, mtime, reason, context) of files that failed, replacing earlier rows."
-    if not items: return
+    if not items:
+        return
     import pyarrow as pa
-    tbl = pa.table({"source": [i[0] for i in items], "content_hash": [i[1] for i in items],
-                    "size": pa.array([i[2] for i in items], pa.int64()), "mtime": pa.array([float(i[3]) for i in items], pa.float64()),
-                    "reason": [i[4] for i in items], "context": [i[5] for i in items]})
+
+    tbl = pa.table(
+        {
+            "source": [i[0] for i in items],
+            "content_hash": [i[1] for i in items],
+            "size": pa.array([i[2] for i in items], pa.int64()),
+            "mtime": pa.array([float(i[3]) for i in items], pa.float64()),
+            "reason": [i[4] for i in items],
+            "context": [i[5] for i in items],
+        }
+    )
     with store.transaction() as con:
         con.register("_failed", tbl)
         con.execute("DELETE FROM failures WHERE source IN (SELECT source FROM _failed)")
-        con.execute("INSERT INTO failures BY NAME SELECT *, now() AS failed_at FROM (SELECT DISTINCT ON (source) * FROM _failed)")
+        con.execute(
+            "INSERT INTO failures BY NAME SELECT *, now() AS failed_at FROM (SELECT DISTINCT ON (source) * FROM _failed)"
+        )
         con.unregister("_failed")
+
 
 def failure_rows(store: Store) -> dict[str, dict]:
     "Remembered failures by source."
@@ -514,8 +756,10 @@ def failure_rows(store: Store) -> dict[str, dict]:
         names = [d[0] for d in cur.description]
         return {r[0]: dict(zip(names, r)) for r in cur.fetchall()}
 
+
 def forget_failures(store: Store, sources: list[str]):
     "Drop the remembered failures of these sources (files gone from disk)."
-    if not sources: return
+    if not sources:
+        return
     with store.transaction() as con:
         con.execute("DELETE FROM failures WHERE source IN (SELECT unnest(?::VARCHAR[]))", [list(sources)])

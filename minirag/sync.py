@@ -18,9 +18,24 @@ from .ingest import Engine, prepare_chunks, file_hash
 from .titles import file_title
 from .scan import scan, ScanResult
 from .security import resolve_in_roots, in_scope, scope_condition
-from .store import (SourceRecord, drop_lookups, ensure_lookups, replace_source, replace_sources, cluster_postings, delete_source, rename_source, source_rows,
-                           file_lock, file_unlock, IndexUnavailableError, record_failures, failure_rows, forget_failures,
-                           SYNC_DUCKDB_MEMORY)
+from minirag.store import (
+    SourceRecord,
+    drop_lookups,
+    ensure_lookups,
+    replace_source,
+    replace_sources,
+    cluster_postings,
+    delete_source,
+    rename_source,
+    source_rows,
+    file_lock,
+    file_unlock,
+    IndexUnavailableError,
+    record_failures,
+    failure_rows,
+    forget_failures,
+    SYNC_DUCKDB_MEMORY,
+)
 from . import ocr as _ocr
 
 # %% auto #0
@@ -33,15 +48,18 @@ __all__ = ['PAUSE_STAGES', 'EMBED_BATCH_CHUNKS', 'EMBED_BATCH_FILES', 'LOOKUP_RE
 class SyncBusyError(MiniragError):
     "Another sync holds this index's sync lock."
 
+
 def _held_for(secs: float) -> str:
     secs = max(0, int(secs))
     return f"{secs} s" if secs < 120 else f"{secs // 60} min"
 
+
 class SyncLock:
     "Lock `<DB_PATH>/.sync.lock`: one sync per index, released by the operating system when the holder dies."
+
     def __init__(self, db_path: Path):
-        self.path = Path(db_path)/".sync.lock"
-        self.info_path = Path(db_path)/".sync.lock.pid"
+        self.path = Path(db_path) / ".sync.lock"
+        self.info_path = Path(db_path) / ".sync.lock.pid"
         self.file, self.warning = None, None
 
     def _unguarded(self, why: str) -> SyncLock:
@@ -54,72 +72,107 @@ class SyncLock:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             f = file_lock(self.path)
         except BlockingIOError:
-            try: info = self.info_path.read_text("ascii", "replace").split()
-            except OSError: info = []
-            try: who = f"pid {int(info[0])}, running for {_held_for(time.time() - float(info[1]))}"
-            except (IndexError, ValueError): who = "pid unknown"
-            raise SyncBusyError(f"another sync is already running on this index ({who}); wait for it to finish and run sync "
-                                f"again (the lock {self.path} is released automatically when that process ends)") from None
-        except IsADirectoryError: return self._unguarded("it is a folder, not a file; remove it")
-        except PermissionError as e: return self._unguarded(f"{e.strerror or 'permission denied'}; it belongs to another user, or the folder is read-only")
-        except OSError as e: return self._unguarded(e.strerror or str(e))
-        except ImportError as e: return self._unguarded(f"file locks are unavailable on this system: {e}")
-        try: self.info_path.write_text(f"{os.getpid()} {time.time():.3f}\n", "ascii")
-        except OSError: pass   # the lock holds without it; a refusal then says "pid unknown"
+            try:
+                info = self.info_path.read_text("ascii", "replace").split()
+            except OSError:
+                info = []
+            try:
+                who = f"pid {int(info[0])}, running for {_held_for(time.time() - float(info[1]))}"
+            except (IndexError, ValueError):
+                who = "pid unknown"
+            raise SyncBusyError(
+                f"another sync is already running on this index ({who}); wait for it to finish and run sync "
+                f"again (the lock {self.path} is released automatically when that process ends)"
+            ) from None
+        except IsADirectoryError:
+            return self._unguarded("it is a folder, not a file; remove it")
+        except PermissionError as e:
+            return self._unguarded(
+                f"{e.strerror or 'permission denied'}; it belongs to another user, or the folder is read-only"
+            )
+        except OSError as e:
+            return self._unguarded(e.strerror or str(e))
+        except ImportError as e:
+            return self._unguarded(f"file locks are unavailable on this system: {e}")
+        try:
+            self.info_path.write_text(f"{os.getpid()} {time.time():.3f}\n", "ascii")
+        except OSError:
+            pass  # the lock holds without it; a refusal then says "pid unknown"
         self.file = f
         return self
 
     def release(self):
         if self.file is not None:
-            try: file_unlock(self.file)
-            finally: self.file = None
+            try:
+                file_unlock(self.file)
+            finally:
+                self.file = None
 
-    def __enter__(self): return self.acquire() if self.file is None and self.warning is None else self
-    def __exit__(self, *a): self.release()
+    def __enter__(self):
+        return self.acquire() if self.file is None and self.warning is None else self
+
+    def __exit__(self, *a):
+        self.release()
 
 # %% ../nbs/07b_sync.ipynb #a85ed6eb
 PAUSE_STAGES = ("scanned", "embedding", "write", "txn", "maintenance")
 
-def _pause_wanted(stage: str) -> bool: return os.environ.get("MINIRAG_TEST_PAUSE_AT") == stage
+
+def _pause_wanted(stage: str) -> bool:
+    return os.environ.get("MINIRAG_TEST_PAUSE_AT") == stage
+
 
 def _pause(stage: str):
     if _pause_wanted(stage):
         print(f"minirag-test-paused {stage}", file=sys.stderr, flush=True)
         time.sleep(float(os.environ.get("MINIRAG_TEST_PAUSE_SECONDS", 120)))
 
-class _Rollback(Exception): pass
+
+class _Rollback(Exception):
+    pass
 
 # %% ../nbs/07b_sync.ipynb #53bd458e
 @dataclass
 class SyncPlan:
     "What a sync will do, decided before anything is written."
-    ingest: list = field(default_factory=list)    # (path, root, known hash or None)
-    moves: list = field(default_factory=list)     # (old source, new path, root, mtime)
-    touch: list = field(default_factory=list)     # (source, size, mtime): same bytes, new mtime
-    delete: list = field(default_factory=list)    # sources gone from disk
+
+    ingest: list = field(default_factory=list)  # (path, root, known hash or None)
+    moves: list = field(default_factory=list)  # (old source, new path, root, mtime)
+    touch: list = field(default_factory=list)  # (source, size, mtime): same bytes, new mtime
+    delete: list = field(default_factory=list)  # sources gone from disk
     skipped: int = 0
     unreadable: list = field(default_factory=list)
     failures: list = field(default_factory=list)  # warn lines: unlistable folders, unreadable files
-    protected: list = field(default_factory=list) # folders whose entries are kept whatever the scan says
+    protected: list = field(default_factory=list)  # folders whose entries are kept whatever the scan says
+
 
 def _kept_msg(what: str, kept: list[str]) -> str:
-    if not kept: return what
+    if not kept:
+        return what
     first = ", ".join(kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
     return f"{what}; kept {len(kept)} indexed file(s) under it: {first}"
 
-def plan_sync(rows: list[dict], found: ScanResult, roots: list[Path], scope: Path | None = None, ocr: bool = True) -> SyncPlan:
+
+def plan_sync(
+    rows: list[dict], found: ScanResult, roots: list[Path], scope: Path | None = None, ocr: bool = True
+) -> SyncPlan:
     "Decide per file: ingest, move, touch, delete, skip or keep."
     plan, images = SyncPlan(), tuple(_ocr.IMAGE_EXTS)
-    rows = {r["source"]: r for r in rows if r["kind"] == "file" and in_scope(r["source"], str(scope) if scope else None)}
+    rows = {
+        r["source"]: r for r in rows if r["kind"] == "file" and in_scope(r["source"], str(scope) if scope else None)
+    }
     # folders whose rows must be kept: unlistable, missing roots, roots that suddenly list nothing
     protect = []
     for d, why in found.unlistable:
         if why == "missing" and scope is not None and d == scope and d not in roots and d.parent.is_dir():
-            continue   # the synced path itself is gone while its folder lists fine: a real deletion
-        protect.append((str(d), "is missing (unmounted drive? renamed root?)" if why == "missing" else f"cannot be listed ({why})"))
+            continue  # the synced path itself is gone while its folder lists fine: a real deletion
+        protect.append(
+            (str(d), "is missing (unmounted drive? renamed root?)" if why == "missing" else f"cannot be listed ({why})")
+        )
     checked_roots = [r for r in roots if scope is None or scope == r]
     for r in checked_roots:
-        if not r.is_dir() or any(str(d) == str(r) for d, _ in protect): continue
+        if not r.is_dir() or any(str(d) == str(r) for d, _ in protect):
+            continue
         listable = [s for s in rows if in_scope(s, str(r)) and (ocr or not s.lower().endswith(images))]
         if listable and not any(root == r for _, root in found.files):
             protect.append((str(r), "lists no documents although files are indexed under it (a drive not mounted?)"))
@@ -127,216 +180,348 @@ def plan_sync(rows: list[dict], found: ScanResult, roots: list[Path], scope: Pat
     for d, why in protect:
         kept = [s for s in rows if in_scope(s, d)]
         plan.failures.append(_kept_msg(f"{d}: folder {why}", kept))
-        for s in kept: del rows[s]
+        for s in kept:
+            del rows[s]
     seen, new = set(), []
     for p, root in found.files:
-        s = str(p); seen.add(s); r = rows.get(s)
-        try: st = p.stat()
+        s = str(p)
+        seen.add(s)
+        r = rows.get(s)
+        try:
+            st = p.stat()
         except OSError as e:
-            plan.failures.append(f"{s}: cannot read the file ({e.strerror or e})"); continue
-        if r is None: new.append((p, root, st)); continue
-        if r["scheme"] != SCHEME_VERSION: plan.ingest.append((p, root, None)); continue
-        if r["size"] == st.st_size and r["mtime"] == st.st_mtime: plan.skipped += 1; continue
-        try: h = file_hash(p)
-        except OSError as e: plan.failures.append(f"{s}: cannot read the file ({e.strerror or e})"); continue
-        if h == r["content_hash"]: plan.skipped += 1; plan.touch.append((s, st.st_size, st.st_mtime))
-        else: plan.ingest.append((p, root, h))
+            plan.failures.append(f"{s}: cannot read the file ({e.strerror or e})")
+            continue
+        if r is None:
+            new.append((p, root, st))
+            continue
+        if r["scheme"] != SCHEME_VERSION:
+            plan.ingest.append((p, root, None))
+            continue
+        if r["size"] == st.st_size and r["mtime"] == st.st_mtime:
+            plan.skipped += 1
+            continue
+        try:
+            h = file_hash(p)
+        except OSError as e:
+            plan.failures.append(f"{s}: cannot read the file ({e.strerror or e})")
+            continue
+        if h == r["content_hash"]:
+            plan.skipped += 1
+            plan.touch.append((s, st.st_size, st.st_mtime))
+        else:
+            plan.ingest.append((p, root, h))
     gone = {s: r for s, r in rows.items() if s not in seen}
     for s in list(gone):
         if not ocr and s.lower().endswith(images) and os.path.lexists(s):
-            plan.unreadable.append(s); del gone[s]   # R-O2: kept until the OCR extra is back
+            plan.unreadable.append(s)
+            del gone[s]  # R-O2: kept until the OCR extra is back
     by_key = {}
     for s, r in gone.items():
-        if r["scheme"] == SCHEME_VERSION: by_key.setdefault((Path(s).name, r["size"]), []).append(s)
+        if r["scheme"] == SCHEME_VERSION:
+            by_key.setdefault((Path(s).name, r["size"]), []).append(s)
     for p, root, st in new:
         cands = [s for s in by_key.get((p.name, st.st_size), []) if s in gone]
         h = None
         if cands:
-            try: h = file_hash(p)
-            except OSError as e: plan.failures.append(f"{p}: cannot read the file ({e.strerror or e})"); continue
+            try:
+                h = file_hash(p)
+            except OSError as e:
+                plan.failures.append(f"{p}: cannot read the file ({e.strerror or e})")
+                continue
             old = next((s for s in cands if gone[s]["content_hash"] == h), None)
             if old is not None:
-                plan.moves.append((old, p, root, st.st_mtime)); del gone[old]; continue
+                plan.moves.append((old, p, root, st.st_mtime))
+                del gone[old]
+                continue
         plan.ingest.append((p, root, h))
     plan.delete = sorted(gone)
     return plan
 
 # %% ../nbs/07b_sync.ipynb #a31bc0ab
-EMBED_BATCH_CHUNKS = 256   # chunks embedded per call across files: sorted by length inside a call, so less padding than 64
-EMBED_BATCH_FILES = 256    # (1,500 small files: 74 % of the bare embedder's speed with 64 chunks / 32 files, 94 % with 256 / 256)
-LOOKUP_REBUILD_FILES = 50   # a write of this many files drops the chunks table's lookup indexes and builds them once at the end:
-                            # kept up row by row they made a 100k-chunk first sync write 75 % slower and its file 54 % larger
+EMBED_BATCH_CHUNKS = (
+    256  # chunks embedded per call across files: sorted by length inside a call, so less padding than 64
+)
+EMBED_BATCH_FILES = (
+    256  # (1,500 small files: 74 % of the bare embedder's speed with 64 chunks / 32 files, 94 % with 256 / 256)
+)
+LOOKUP_REBUILD_FILES = (
+    50  # a write of this many files drops the chunks table's lookup indexes and builds them once at the end:
+)
+# kept up row by row they made a 100k-chunk first sync write 75 % slower and its file 54 % larger
+
 
 class FatalError(MiniragError):
     "A cause every file would hit (no usable model): the run stops with one error instead of one failure per file."
 
+
 FATAL_ERRORS = (FatalError, IndexBusyError, IndexUnavailableError)
 
-def prepare_file(eng: Engine, p: Path, root: Path, known_hash: str | None = None, facts: dict | None = None) -> tuple[SourceRecord, list[dict]]:
+
+def prepare_file(
+    eng: Engine, p: Path, root: Path, known_hash: str | None = None, facts: dict | None = None
+) -> tuple[SourceRecord, list[dict]]:
     "Read, convert, title and chunk one file (no embedding, no index access); `facts` receives hash, size and mtime once read."
     cfg = eng.cfg
-    try: st = p.stat(); h = known_hash or file_hash(p)
-    except OSError as e: raise MiniragError(f"{p}: cannot read the file ({e.strerror or e})")
-    if facts is not None: facts.update(hash=h, size=st.st_size, mtime=st.st_mtime)
+    try:
+        st = p.stat()
+        h = known_hash or file_hash(p)
+    except OSError as e:
+        raise MiniragError(f"{p}: cannot read the file ({e.strerror or e})")
+    if facts is not None:
+        facts.update(hash=h, size=st.st_size, mtime=st.st_mtime)
     conv = convert_file(p, cfg)
-    if facts is not None: facts["notes"] = [f"{p}: {w}" for w in conv.warnings]   # library warnings, skipped pages: told once, against this file
+    if facts is not None:
+        facts["notes"] = [
+            f"{p}: {w}" for w in conv.warnings
+        ]  # library warnings, skipped pages: told once, against this file
     title = file_title(conv.meta_title, conv.markdown, p)
     category, rows = prepare_chunks(conv.markdown, title, eng.counter, cfg.chunk_token_budget)
-    if not rows: raise MiniragError(f"{p}: no text to index (0 chunks); the previous version, if any, is kept")
-    return SourceRecord(str(p), "file", str(root), title, category, h, st.st_size, st.st_mtime, conv.ocr_engine, SCHEME_VERSION), rows
+    if not rows:
+        raise MiniragError(f"{p}: no text to index (0 chunks); the previous version, if any, is kept")
+    return SourceRecord(
+        str(p), "file", str(root), title, category, h, st.st_size, st.st_mtime, conv.ocr_engine, SCHEME_VERSION
+    ), rows
+
 
 def _short_err(e: Exception) -> str:
     return str(e) if isinstance(e, MiniragError) else f"unexpected {type(e).__name__}: {str(e)[:200]}"
+
 
 def failure_context(cfg, ocr: bool | None = None) -> str:
     "What a file's failure depended on besides its bytes: when this changes, remembered failures are tried again."
     ocr = _ocr.ocr_available() if ocr is None else ocr
     return f"minirag {__version__}; scheme {SCHEME_VERSION}; ocr {'on' if ocr else 'off'}; max {cfg.max_file_size}"
 
+
 def model_ready(eng: Engine):
     "Load the tokenizer and the model before any file is read; raise `FatalError` if they cannot be had."
     try:
         eng.counter
-        load = getattr(eng.embedder, "_load", None)   # fastembed loads lazily; a test double may not
-        if load: load()
-    except FATAL_ERRORS: raise
-    except MiniragError as e: raise FatalError(str(e)) from None
-    except Exception as e: raise FatalError(f"the embedding model {eng.cfg.model_name!r} cannot be loaded: {_short_err(e)}") from None
+        load = getattr(eng.embedder, "_load", None)  # fastembed loads lazily; a test double may not
+        if load:
+            load()
+    except FATAL_ERRORS:
+        raise
+    except MiniragError as e:
+        raise FatalError(str(e)) from None
+    except Exception as e:
+        raise FatalError(f"the embedding model {eng.cfg.model_name!r} cannot be loaded: {_short_err(e)}") from None
 
-def ingest_files(eng: Engine, items, progress=None, done0: int = 0, total: int | None = None, context: str | None = None,
-                 notes: list | None = None, # receives what conversion said about files that did ingest (not failures)
-                ) -> tuple[list[dict], list[str]]:
+
+def ingest_files(
+    eng: Engine,
+    items,
+    progress=None,
+    done0: int = 0,
+    total: int | None = None,
+    context: str | None = None,
+    notes: list | None = None,  # receives what conversion said about files that did ingest (not failures)
+) -> tuple[list[dict], list[str]]:
     "Ingest (path, root, known hash) items, each path once, with batched embedding and short writes; returns (ingested, failures)."
     # one checkpoint for the run, not one per batch; DuckDB capped lower while it writes: the blocks it wrote stayed cached (05_store)
     with eng.store.kept_open(), eng.store.memory_capped(SYNC_DUCKDB_MEMORY):
         return _ingest_files(eng, items, progress, done0, total, context, notes)
 
+
 def _ingest_files(eng, items, progress, done0, total, context, notes):
     seen, uniq = set(), []
     for it in items:
-        if str(it[0]) not in seen: seen.add(str(it[0])); uniq.append(it)
-    items = uniq; total = len(items) if total is None else total
+        if str(it[0]) not in seen:
+            seen.add(str(it[0]))
+            uniq.append(it)
+    items = uniq
+    total = len(items) if total is None else total
     ingested, warnings, failed = [], [], []
-    if not items: return ingested, warnings
+    if not items:
+        return ingested, warnings
     model_ready(eng)
     context = context or failure_context(eng.cfg)
     state = dict(done=done0, batches=0)
-    writer = ThreadPoolExecutor(1, thread_name_prefix="minirag-write"); state["write"] = None
-    def wait_write():   # the write in flight, if any: its errors (full disk, busy index) surface in the embedding thread, then here
+    writer = ThreadPoolExecutor(1, thread_name_prefix="minirag-write")
+    state["write"] = None
+
+    def wait_write():  # the write in flight, if any: its errors (full disk, busy index) surface in the embedding thread, then here
         f, state["write"] = state["write"], None
-        if f is not None: f.result()
-    def embed_write(batch):   # runs in one worker thread, overlapping the conversion of the next batch
+        if f is not None:
+            f.result()
+
+    def embed_write(batch):  # runs in one worker thread, overlapping the conversion of the next batch
         if state["batches"]:
-            if _pause_wanted("embedding"): wait_write()   # crash tests: the batches before are committed when this pause is reached
+            if _pause_wanted("embedding"):
+                wait_write()  # crash tests: the batches before are committed when this pause is reached
             _pause("embedding")
         texts = [r["text"] for _, rows in batch for r in rows]
-        try: vecs = eng.embedder.embed(texts)
-        except MiniragError: raise
+        try:
+            vecs = eng.embedder.embed(texts)
+        except MiniragError:
+            raise
         except Exception as e:
-            warnings.extend(f"{rec.source}: embedding failed ({_short_err(e)})" for rec, _ in batch); return
+            warnings.extend(f"{rec.source}: embedding failed ({_short_err(e)})" for rec, _ in batch)
+            return
         items, i = [], 0
         for rec, rows in batch:
-            items.append((rec, rows, vecs[i:i + len(rows)])); i += len(rows)
-        wait_write()   # one write in flight: it overlaps the embedding of the next batch instead of holding it up
+            items.append((rec, rows, vecs[i : i + len(rows)]))
+            i += len(rows)
+        wait_write()  # one write in flight: it overlaps the embedding of the next batch instead of holding it up
         state["write"] = writer.submit(write, items)
         state["batches"] += 1
-    def write(items):   # runs in the write thread, one batch at a time, in order
-        def done(rec, n): ingested.append(dict(source=rec.source, title=rec.title, chunkCount=n, category=rec.category, ocrEngine=rec.ocr_engine))
+
+    def write(items):  # runs in the write thread, one batch at a time, in order
+        def done(rec, n):
+            ingested.append(
+                dict(source=rec.source, title=rec.title, chunkCount=n, category=rec.category, ocrEngine=rec.ocr_engine)
+            )
+
         with eng.store.session():
             if _pause_wanted("txn") and items:
                 try:
                     with eng.store.transaction() as con:
-                        con.execute("DELETE FROM chunks WHERE source = ?", [items[0][0].source]); _pause("txn"); raise _Rollback
-                except _Rollback: pass
-            if _pause_wanted("write") and items:   # crash tests: one file committed, then stop here
+                        con.execute("DELETE FROM chunks WHERE source = ?", [items[0][0].source])
+                        _pause("txn")
+                        raise _Rollback
+                except _Rollback:
+                    pass
+            if _pause_wanted("write") and items:  # crash tests: one file committed, then stop here
                 rec, rows, v = items.pop(0)
-                done(rec, replace_source(eng.store, rec, rows, v, eng.embedder.model_id)); _pause("write")
-            try:   # one transaction for the whole batch: per-file commits cost ~26 ms each
-                for (rec, _, _), n in zip(items, replace_sources(eng.store, items, eng.embedder.model_id)): done(rec, n)
-            except FATAL_ERRORS: raise   # every file would fail the same way: stop, the next sync resumes
+                done(rec, replace_source(eng.store, rec, rows, v, eng.embedder.model_id))
+                _pause("write")
+            try:  # one transaction for the whole batch: per-file commits cost ~26 ms each
+                for (rec, _, _), n in zip(items, replace_sources(eng.store, items, eng.embedder.model_id)):
+                    done(rec, n)
+            except FATAL_ERRORS:
+                raise  # every file would fail the same way: stop, the next sync resumes
             except MiniragError:
-                for rec, rows, v in items:   # find the file at fault; the others still go in
-                    try: done(rec, replace_source(eng.store, rec, rows, v, eng.embedder.model_id))
-                    except FATAL_ERRORS: raise
-                    except MiniragError as e: warnings.append(str(e))
+                for rec, rows, v in items:  # find the file at fault; the others still go in
+                    try:
+                        done(rec, replace_source(eng.store, rec, rows, v, eng.embedder.model_id))
+                    except FATAL_ERRORS:
+                        raise
+                    except MiniragError as e:
+                        warnings.append(str(e))
+
     batch, nchunks, pending = [], 0, None
     if len(items) >= LOOKUP_REBUILD_FILES:
-        with eng.store.session() as con: drop_lookups(con)
+        with eng.store.session() as con:
+            drop_lookups(con)
     try:
-        _embed_all(eng, items, progress, notes, state, total, batch, nchunks, pending, embed_write, warnings, failed, context)
+        _embed_all(
+            eng, items, progress, notes, state, total, batch, nchunks, pending, embed_write, warnings, failed, context
+        )
         wait_write()
-    finally:   # also after a failure: readers find the lookups again (an index made before them gains them here)
+    finally:  # also after a failure: readers find the lookups again (an index made before them gains them here)
         writer.shutdown(wait=True, cancel_futures=True)
         try:
-            with eng.store.session() as con: ensure_lookups(con)
-        except MiniragError: pass
-    try: record_failures(eng.store, failed)
-    except MiniragError: pass   # only a shortcut for the next sync; the failures are reported either way
+            with eng.store.session() as con:
+                ensure_lookups(con)
+        except MiniragError:
+            pass
+    try:
+        record_failures(eng.store, failed)
+    except MiniragError:
+        pass  # only a shortcut for the next sync; the failures are reported either way
     return ingested, warnings
 
-def _embed_all(eng, items, progress, notes, state, total, batch, nchunks, pending, embed_write, warnings, failed, context):
+
+def _embed_all(
+    eng, items, progress, notes, state, total, batch, nchunks, pending, embed_write, warnings, failed, context
+):
     "Convert each file in this thread while the previous batch is embedded and written in one worker thread."
     with ThreadPoolExecutor(1, thread_name_prefix="minirag-embed") as pool:
+
         def flush():
             nonlocal batch, nchunks, pending
-            if pending is not None: pending.result()   # at most one batch in flight
+            if pending is not None:
+                pending.result()  # at most one batch in flight
             pending = pool.submit(embed_write, batch) if batch else None
             batch, nchunks = [], 0
+
         try:
             for p, root, h in items:
-                if progress: progress(state["done"], total, str(p))
+                if progress:
+                    progress(state["done"], total, str(p))
                 facts = {}
                 try:
                     rec, rows = prepare_file(eng, Path(p), Path(root), h, facts)
-                    batch.append((rec, rows)); nchunks += len(rows)
-                    if notes is not None: notes += facts.get("notes", [])
-                except FATAL_ERRORS: raise
+                    batch.append((rec, rows))
+                    nchunks += len(rows)
+                    if notes is not None:
+                        notes += facts.get("notes", [])
+                except FATAL_ERRORS:
+                    raise
                 except Exception as e:
                     warnings.append(_short_err(e))
-                    if facts: failed.append((str(p), facts["hash"], facts["size"], facts["mtime"], _short_err(e), context))
+                    if facts:
+                        failed.append((str(p), facts["hash"], facts["size"], facts["mtime"], _short_err(e), context))
                 state["done"] += 1
-                if nchunks >= EMBED_BATCH_CHUNKS or len(batch) >= EMBED_BATCH_FILES: flush()
-            flush(); flush()
+                if nchunks >= EMBED_BATCH_CHUNKS or len(batch) >= EMBED_BATCH_FILES:
+                    flush()
+            flush()
+            flush()
         finally:
-            if pending is not None: pending.cancel()
+            if pending is not None:
+                pending.cancel()
 
 # %% ../nbs/07b_sync.ipynb #210eaf50
 COUNT_KEYS = ("ingested", "skipped", "moved", "deleted", "failed", "unreadable")
 
+
 def _touch(store, touch: list):
     import pyarrow as pa
-    tbl = pa.table({"source": [t[0] for t in touch], "size": [t[1] for t in touch], "mtime": [float(t[2]) for t in touch]})
+
+    tbl = pa.table(
+        {"source": [t[0] for t in touch], "size": [t[1] for t in touch], "mtime": [float(t[2]) for t in touch]}
+    )
     with store.transaction() as con:
         con.register("_touch", tbl)
-        con.execute("UPDATE sources SET size = _touch.size, mtime = _touch.mtime FROM _touch WHERE sources.source = _touch.source")
+        con.execute(
+            "UPDATE sources SET size = _touch.size, mtime = _touch.mtime FROM _touch WHERE sources.source = _touch.source"
+        )
         con.unregister("_touch")
+
 
 def sync_scope(cfg, path=None, must_be_absolute: bool = False) -> Path | None:
     "The path a sync is restricted to (None = all roots); refuses paths outside the roots."
-    if path is None or str(path).strip() == "": return None
+    if path is None or str(path).strip() == "":
+        return None
     p, _ = resolve_in_roots(path, cfg.roots, must_be_absolute)
     return p
+
 
 def still_failing(p: Path, f: dict, known_hash: str | None = None) -> bool:
     "True if `p` has the bytes it had when it failed."
     try:
         st = p.stat()
-        if st.st_size != f["size"]: return False
+        if st.st_size != f["size"]:
+            return False
         return st.st_mtime == f["mtime"] or (known_hash or file_hash(p)) == f["content_hash"]
-    except OSError: return False
+    except OSError:
+        return False
+
 
 def _remembered(store, failed: dict, plan: SyncPlan, scope, context: str) -> tuple[list, list[str]]:
     "Split plan.ingest into files to read and reasons of unchanged failed files; forget failures of files gone, ignored or back to their indexed bytes."
-    if not failed: return plan.ingest, []
+    if not failed:
+        return plan.ingest, []
     todo, reasons = [], []
     for p, root, h in plan.ingest:
         f = failed.get(str(p))
-        if f and f["context"] == context and still_failing(p, f, h): reasons.append(f"{f['reason']} (unchanged since it failed; not read again)")
-        else: todo.append((p, root, h))
-    again = {str(p) for p, _, _ in plan.ingest}   # anything else in scope is gone, ignored, or skipped as indexed
-    forget = [s for s in failed if s not in again and in_scope(s, str(scope) if scope else None) and not any(in_scope(s, d) for d in plan.protected)]
-    if forget: forget_failures(store, forget)
+        if f and f["context"] == context and still_failing(p, f, h):
+            reasons.append(f"{f['reason']} (unchanged since it failed; not read again)")
+        else:
+            todo.append((p, root, h))
+    again = {str(p) for p, _, _ in plan.ingest}  # anything else in scope is gone, ignored, or skipped as indexed
+    forget = [
+        s
+        for s in failed
+        if s not in again
+        and in_scope(s, str(scope) if scope else None)
+        and not any(in_scope(s, d) for d in plan.protected)
+    ]
+    if forget:
+        forget_failures(store, forget)
     return todo, reasons
+
 
 def sync(eng: Engine, path=None, progress=None, must_be_absolute: bool = False, lock: SyncLock | None = None) -> dict:
     "Reconcile the index with the roots (or with one path inside them); returns counts and warnings."
@@ -344,50 +529,68 @@ def sync(eng: Engine, path=None, progress=None, must_be_absolute: bool = False, 
     scope = sync_scope(cfg, path, must_be_absolute)
     t0 = time.monotonic()
     lock = lock or SyncLock(cfg.db_path)
-    with lock, eng.store.kept_open():   # open once for the whole run: each close checkpoints (05_store)
-        if progress: progress(0, 0, "scanning")
+    with lock, eng.store.kept_open():  # open once for the whole run: each close checkpoints (05_store)
+        if progress:
+            progress(0, 0, "scanning")
         ocr = _ocr.ocr_available()
         found = scan(cfg.roots, scanned_exts(), cfg.db_path, under=scope)
         cond, ps = scope_condition(str(scope) if scope else None)
         rows, failed = [], {}
         if eng.store.exists():
-            with eng.store.session():   # one open for both reads
+            with eng.store.session():  # one open for both reads
                 rows, failed = source_rows(eng.store, f"WHERE kind = 'file' AND {cond}", ps), failure_rows(eng.store)
         plan = plan_sync(rows, found, cfg.roots, scope, ocr)
         context = failure_context(cfg, ocr)
         todo, remembered = _remembered(eng.store, failed, plan, scope, context)
         _pause("scanned")
         failures = plan.failures + remembered
-        notes = []   # what conversion said about files that did ingest (library warnings, skipped pages)
+        notes = []  # what conversion said about files that did ingest (library warnings, skipped pages)
         total = len(plan.moves) + len(plan.delete) + len(todo)
         done = 0
-        if plan.touch: _touch(eng.store, plan.touch)
+        if plan.touch:
+            _touch(eng.store, plan.touch)
         if plan.moves or plan.delete:
             with eng.store.session():
                 for old, new, root, mtime in plan.moves:
-                    if progress: progress(done, total, str(new))
-                    rename_source(eng.store, old, str(new), str(root), mtime); done += 1
+                    if progress:
+                        progress(done, total, str(new))
+                    rename_source(eng.store, old, str(new), str(root), mtime)
+                    done += 1
                 for s in plan.delete:
-                    if progress: progress(done, total, s)
-                    delete_source(eng.store, s); done += 1
+                    if progress:
+                        progress(done, total, s)
+                    delete_source(eng.store, s)
+                    done += 1
         ingested, fails = ingest_files(eng, todo, progress, done, total, context, notes)
         failures += fails
-        if progress: progress(total, total, "")
+        if progress:
+            progress(total, total, "")
         if ingested or plan.moves or plan.delete:
             with eng.store.session() as con:
                 _pause("maintenance")
                 cluster_postings(eng.store)
                 con.execute("CHECKPOINT")
-    return dict(ingested=len(ingested), skipped=plan.skipped, moved=len(plan.moves), deleted=len(plan.delete),
-                failed=len(failures), unreadable=len(plan.unreadable), warnings=([lock.warning] if lock.warning else []) + failures + notes,
-                scope=str(scope) if scope else None, seconds=round(time.monotonic() - t0, 3))
+    return dict(
+        ingested=len(ingested),
+        skipped=plan.skipped,
+        moved=len(plan.moves),
+        deleted=len(plan.delete),
+        failed=len(failures),
+        unreadable=len(plan.unreadable),
+        warnings=([lock.warning] if lock.warning else []) + failures + notes,
+        scope=str(scope) if scope else None,
+        seconds=round(time.monotonic() - t0, 3),
+    )
 
 # %% ../nbs/07b_sync.ipynb #e6011307
-MAX_JOBS = 50   # finished jobs remembered per index
+MAX_JOBS = 50  # finished jobs remembered per index
+
 
 class SyncJobs:
     "Background syncs of one index, by job id."
-    def __init__(self): self._jobs, self._lock = {}, threading.Lock()
+
+    def __init__(self):
+        self._jobs, self._lock = {}, threading.Lock()
 
     def start(self, eng: Engine, path=None, must_be_absolute: bool = False) -> dict:
         "Start a sync in a background thread; returns {jobId, state} at once (and `warnings` if it runs without the sync lock)."
@@ -395,66 +598,115 @@ class SyncJobs:
         sync_scope(cfg, path, must_be_absolute)
         lock = SyncLock(cfg.db_path).acquire()
         jid = uuid.uuid4().hex[:12]
-        job = dict(jobId=jid, state="running", path=str(path) if path else None, counts=None,
-                   progress=dict(done=0, total=0, current="starting"), startedAt=time.time())
-        def progress(done, total, current): job["progress"] = dict(done=done, total=total, current=current)
+        job = dict(
+            jobId=jid,
+            state="running",
+            path=str(path) if path else None,
+            counts=None,
+            progress=dict(done=0, total=0, current="starting"),
+            startedAt=time.time(),
+        )
+
+        def progress(done, total, current):
+            job["progress"] = dict(done=done, total=total, current=current)
+
         def run():
-            try: job["counts"] = sync(eng, path, progress, must_be_absolute, lock); job["state"] = "succeeded"
-            except Exception as e: job["error"] = _short_err(e); job["state"] = "failed"
-            finally: lock.release(); job["finishedAt"] = time.time()
+            try:
+                job["counts"] = sync(eng, path, progress, must_be_absolute, lock)
+                job["state"] = "succeeded"
+            except Exception as e:
+                job["error"] = _short_err(e)
+                job["state"] = "failed"
+            finally:
+                lock.release()
+                job["finishedAt"] = time.time()
+
         with self._lock:
             done = [k for k, j in self._jobs.items() if j["state"] != "running"]
-            for k in done[:max(0, len(self._jobs) - MAX_JOBS + 1)]: del self._jobs[k]
+            for k in done[: max(0, len(self._jobs) - MAX_JOBS + 1)]:
+                del self._jobs[k]
             self._jobs[jid] = job
-        try: threading.Thread(target=run, name=f"minirag-sync-{jid}", daemon=True).start()
-        except BaseException: lock.release(); raise
+        try:
+            threading.Thread(target=run, name=f"minirag-sync-{jid}", daemon=True).start()
+        except BaseException:
+            lock.release()
+            raise
         return dict(jobId=jid, state="running", **({"warnings": [lock.warning]} if lock.warning else {}))
 
     def status(self, job_id: str) -> dict:
         "State, counts and progress of a job."
         job = self._jobs.get(str(job_id).strip()) if job_id else None
-        if job is None: raise MiniragError(f"unknown sync job {job_id!r}; sync_start returns the jobId to ask about (jobs are kept while the server runs)")
-        out = dict(jobId=job["jobId"], state=job["state"], counts=job["counts"], progress=dict(job["progress"]),
-                   seconds=round((job.get("finishedAt") or time.time()) - job["startedAt"], 3))
-        if "error" in job: out["error"] = job["error"]
+        if job is None:
+            raise MiniragError(
+                f"unknown sync job {job_id!r}; sync_start returns the jobId to ask about (jobs are kept while the server runs)"
+            )
+        out = dict(
+            jobId=job["jobId"],
+            state=job["state"],
+            counts=job["counts"],
+            progress=dict(job["progress"]),
+            seconds=round((job.get("finishedAt") or time.time()) - job["startedAt"], 3),
+        )
+        if "error" in job:
+            out["error"] = job["error"]
         return out
+
 
 def jobs_of(owner) -> SyncJobs:
     "The job table attached to an `Index` (created on first use)."
     j = getattr(owner, "_sync_jobs", None)
-    if j is None: j = owner._sync_jobs = SyncJobs()
+    if j is None:
+        j = owner._sync_jobs = SyncJobs()
     return j
 
 # %% ../nbs/07b_sync.ipynb #da2e19db
 class ProgressBar:
     "A one-line progress bar on a terminal stream."
-    def __init__(self, stream, width: int = 30): self.stream, self.width, self.last, self.shown = stream, width, 0.0, False
+
+    def __init__(self, stream, width: int = 30):
+        self.stream, self.width, self.last, self.shown = stream, width, 0.0, False
+
     def __call__(self, done: int, total: int, current: str):
         now = time.monotonic()
-        if now - self.last < 0.1 and done < total: return
+        if now - self.last < 0.1 and done < total:
+            return
         self.last = now
         frac = done / total if total else 0.0
         bar = "#" * int(frac * self.width)
         name = (current if len(current) <= 40 else "…" + current[-39:]) if current else ""
-        self.stream.write(f"\r[{bar:<{self.width}}] {done}/{total} {name:<40}"); self.stream.flush(); self.shown = True
+        self.stream.write(f"\r[{bar:<{self.width}}] {done}/{total} {name:<40}")
+        self.stream.flush()
+        self.shown = True
+
     def close(self):
-        if self.shown: self.stream.write("\r" + " " * (self.width + 54) + "\r"); self.stream.flush()
+        if self.shown:
+            self.stream.write("\r" + " " * (self.width + 54) + "\r")
+            self.stream.flush()
+
 
 def print_warnings(r: dict, err=None):
     "One `warn:` line per warning, on stderr."
-    for w in r.get("warnings", []): print(f"warn: {w}", file=err or sys.stderr)
+    for w in r.get("warnings", []):
+        print(f"warn: {w}", file=err or sys.stderr)
+
 
 def print_counts(r: dict, out, err=None):
     "Counts on one line on `out`, then one `warn:` line per failure on `err` (stderr)."
     print("  ".join(f"{k} {r[k]}" for k in COUNT_KEYS if k in r), file=out)
     print_warnings(r, err)
 
+
 def sync_cli(ix, path, out, err, emit) -> int:
     "The `sync` subcommand: run a sync, print counts (or emit JSON) and `warn:` lines on `err`; 1 if anything failed."
     bar = ProgressBar(err) if emit is None and hasattr(err, "isatty") and err.isatty() else None
-    try: r = ix.sync(path, progress=bar)
+    try:
+        r = ix.sync(path, progress=bar)
     finally:
-        if bar: bar.close()
-    if emit: emit(r); print_warnings(r, err)   # stdout stays pure JSON
-    else: print_counts(r, out, err)
+        if bar:
+            bar.close()
+    if emit:
+        emit(r)
+        print_warnings(r, err)  # stdout stays pure JSON
+    else:
+        print_counts(r, out, err)
     return 1 if r["failed"] else 0

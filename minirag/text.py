@@ -15,14 +15,21 @@ __all__ = ['LEGACY_ENCODINGS', 'CJK_ENCODINGS', 'LONG_RUN', 'bom_encoding', 'lan
            'read_text_file', 'escape_markdown_lines']
 
 # %% ../nbs/02d_text.ipynb #f9251302
-_BOMS = ((codecs.BOM_UTF32_LE, "utf-32"), (codecs.BOM_UTF32_BE, "utf-32"), (codecs.BOM_UTF8, "utf-8-sig"),
-         (codecs.BOM_UTF16_LE, "utf-16"), (codecs.BOM_UTF16_BE, "utf-16"))
+_BOMS = (
+    (codecs.BOM_UTF32_LE, "utf-32"),
+    (codecs.BOM_UTF32_BE, "utf-32"),
+    (codecs.BOM_UTF8, "utf-8-sig"),
+    (codecs.BOM_UTF16_LE, "utf-16"),
+    (codecs.BOM_UTF16_BE, "utf-16"),
+)
 LEGACY_ENCODINGS = ("cp1252", "cp1251", "koi8_r", "cp1250", "cp866", "mac_cyrillic", "iso8859_15", "latin_1")
-CJK_ENCODINGS = ("shift_jis", "euc_jp", "gb18030", "big5", "euc_kr")   # tried too; they decode strictly or drop out
+CJK_ENCODINGS = ("shift_jis", "euc_jp", "gb18030", "big5", "euc_kr")  # tried too; they decode strictly or drop out
+
 
 def bom_encoding(data: bytes) -> str | None:
     "The encoding a byte-order mark announces (UTF-32 checked before UTF-16, whose BOM is its prefix), else None."
     return next((enc for bom, enc in _BOMS if data.startswith(bom)), None)
+
 
 _RU = set("абвгдеёжзийклмнопрстуфхцчшщъыьэюя")
 _RU_COMMON = set("оеаинтсрвлкмдпу")
@@ -30,73 +37,112 @@ _WEST = set("àáâãäåæçèéêëìíîïñòóôõöøùúûüýÿßœšž"
 _CENTRAL = set("ąćčďęěĺľłńňőŕřśťůűźż")
 _PUNCT = set("€£«»°–—‘’‚“”„…·•©®§¶±×÷¡¿№")
 
+
 def language_score(text: str) -> float:
     "How much the non-ASCII characters of `text` read like Latin-script or Russian prose (per character; higher is better)."
     score, n, prev = 0.0, 0, ""
     for ch in text:
         if ch < "\x80":
-            if ch.isalpha() and "\u0400" <= prev <= "\u04ff": score -= 2   # Cyrillic glued to a Latin letter ("эbung")
-            prev = ch; continue
-        n += 1; low = ch.lower()
+            if ch.isalpha() and "\u0400" <= prev <= "\u04ff":
+                score -= 2  # Cyrillic glued to a Latin letter ("эbung")
+            prev = ch
+            continue
+        n += 1
+        low = ch.lower()
         if low in _RU:
             up = ch != low
             score += (0.3 if up else 1.0) + (0.5 if low in _RU_COMMON and not up else 0)
-            if up and prev.isalpha() and prev.islower(): score -= 2     # "пРИВЕТ": KOI8-R read as cp1251
-            if prev.isascii() and prev.isalpha(): score -= 2            # Latin and Cyrillic glued in one word
-        elif low in _WEST:   # Latin-script languages put one accented letter among plain ones, not a run of them
-            score += -1 if (prev.isalpha() and not prev.isascii()) else (1.5 if ch == low else 0.4 if prev.isalpha() else 1.0)
-        elif low in _CENTRAL: score += 0.3 if ch != low else 1.0
-        elif ch in _PUNCT: score += 0.2
-        elif "\u3040" <= ch <= "\u30ff": score += 1.0                                            # kana
-        elif "\uac00" <= ch <= "\ud7af": score += -1.5 if "\u4e00" <= prev <= "\u9fff" else 1.0   # hangul
-        elif "\u4e00" <= ch <= "\u9fff" or "\u3000" <= ch <= "\u303f" or "\uff01" <= ch <= "\uff5e":   # ideographs, CJK punctuation
-            score += -1.5 if "\uac00" <= prev <= "\ud7af" else 0.5                           # hanja glued to hangul: a misread
-        elif ch.isalpha(): score -= 1   # includes half-width katakana, what Cyrillic read as Shift-JIS looks like
-        elif unicodedata.category(ch) in ("Cc", "Co", "Cn", "Cs"): score -= 3
-        else: score -= 0.5
-        if low in _WEST and prev and "\u0400" <= prev <= "\u04ff": score -= 2
+            if up and prev.isalpha() and prev.islower():
+                score -= 2  # "пРИВЕТ": KOI8-R read as cp1251
+            if prev.isascii() and prev.isalpha():
+                score -= 2  # Latin and Cyrillic glued in one word
+        elif low in _WEST:  # Latin-script languages put one accented letter among plain ones, not a run of them
+            score += (
+                -1
+                if (prev.isalpha() and not prev.isascii())
+                else (1.5 if ch == low else 0.4 if prev.isalpha() else 1.0)
+            )
+        elif low in _CENTRAL:
+            score += 0.3 if ch != low else 1.0
+        elif ch in _PUNCT:
+            score += 0.2
+        elif "\u3040" <= ch <= "\u30ff":
+            score += 1.0  # kana
+        elif "\uac00" <= ch <= "\ud7af":
+            score += -1.5 if "\u4e00" <= prev <= "\u9fff" else 1.0  # hangul
+        elif (
+            "\u4e00" <= ch <= "\u9fff" or "\u3000" <= ch <= "\u303f" or "\uff01" <= ch <= "\uff5e"
+        ):  # ideographs, CJK punctuation
+            score += -1.5 if "\uac00" <= prev <= "\ud7af" else 0.5  # hanja glued to hangul: a misread
+        elif ch.isalpha():
+            score -= 1  # includes half-width katakana, what Cyrillic read as Shift-JIS looks like
+        elif unicodedata.category(ch) in ("Cc", "Co", "Cn", "Cs"):
+            score -= 3
+        else:
+            score -= 0.5
+        if low in _WEST and prev and "\u0400" <= prev <= "\u04ff":
+            score -= 2
         prev = ch
     return score / max(n, 1)
 
+
 def _detector_guess(data: bytes) -> str | None:
-    try: from charset_normalizer import from_bytes
-    except ImportError: return None
+    try:
+        from charset_normalizer import from_bytes
+    except ImportError:
+        return None
     best = from_bytes(data[:200_000]).best()
     return best.encoding if best else None
 
+
 def decode_text(data: bytes) -> tuple[str, str]:
     "(text, encoding) of a text file's bytes: BOM → strict UTF-8 → the best-reading legacy code page."
-    if (enc := bom_encoding(data)):
-        try: return data.decode(enc), enc
-        except UnicodeDecodeError as e: raise MiniragError(f"the bytes after the {enc} byte-order mark are not valid {enc} ({e.reason} at byte {e.start})")
-    try: return data.decode("utf-8"), "utf-8"
-    except UnicodeDecodeError: pass
+    if enc := bom_encoding(data):
+        try:
+            return data.decode(enc), enc
+        except UnicodeDecodeError as e:
+            raise MiniragError(
+                f"the bytes after the {enc} byte-order mark are not valid {enc} ({e.reason} at byte {e.start})"
+            )
+    try:
+        return data.decode("utf-8"), "utf-8"
+    except UnicodeDecodeError:
+        pass
     sample = data[:100_000]
-    if len(data) > len(sample) and (cut := sample.rfind(b"\n")) > 0: sample = sample[:cut]   # no multi-byte character cut in two
-    cands = list(dict.fromkeys([*LEGACY_ENCODINGS[:-1], _detector_guess(sample) or "latin_1", *CJK_ENCODINGS, "latin_1"]))
+    if len(data) > len(sample) and (cut := sample.rfind(b"\n")) > 0:
+        sample = sample[:cut]  # no multi-byte character cut in two
+    cands = list(
+        dict.fromkeys([*LEGACY_ENCODINGS[:-1], _detector_guess(sample) or "latin_1", *CJK_ENCODINGS, "latin_1"])
+    )
     scored = []
     for i, enc in enumerate(cands):
-        try: s = sample.decode(enc)
-        except (UnicodeDecodeError, LookupError): continue
+        try:
+            s = sample.decode(enc)
+        except (UnicodeDecodeError, LookupError):
+            continue
         scored.append((language_score(s), -i, enc))
     _, _, enc = max(scored)
     return data.decode(enc, errors="replace"), enc
 
 # %% ../nbs/02d_text.ipynb #11f1ce07
-LONG_RUN = 1000        # characters without whitespace that no prose has (a URL or a hash is a few hundred at most)
+LONG_RUN = 1000  # characters without whitespace that no prose has (a URL or a hash is a few hundred at most)
 _RUN = re.compile(r"\S{%d,}" % LONG_RUN)
-_DATA_URI = re.compile(r"\(\s*<?data:[^)\s>]*>?\s*\)")   # inline pictures: stripped before chunking anyway (R-I3)
+_DATA_URI = re.compile(r"\(\s*<?data:[^)\s>]*>?\s*\)")  # inline pictures: stripped before chunking anyway (R-I3)
 _NOSPACE_SCRIPTS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f\uf900-\ufaff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
-def not_language(text: str, # decoded text or converted Markdown
-                 legacy: bool = False, # True when the encoding was guessed (not UTF-8 or a BOM)
-                ) -> str | None:
+
+def not_language(
+    text: str,  # decoded text or converted Markdown
+    legacy: bool = False,  # True when the encoding was guessed (not UTF-8 or a BOM)
+) -> str | None:
     "Why `text` is not language (a short reason), or None when it reads as text."
-    if not text.strip(): return None
+    if not text.strip():
+        return None
     body = _DATA_URI.sub("()", text) if "data:" in text else text
     n = len(body)
-    if n < 64: return None
+    if n < 64:
+        return None
     runs = sum(len(m) for m in _RUN.findall(body))
     if runs > n / 2 and not _NOSPACE_SCRIPTS.search(body[:100_000]):
         return f"{runs:,} of its {n:,} characters are in runs of over {LONG_RUN:,} characters without a space"
@@ -108,21 +154,26 @@ def not_language(text: str, # decoded text or converted Markdown
         return "its bytes are neither UTF-8 nor any supported legacy encoding (mojibake)"
     return None
 
-def read_text_file(path: Path, # a text file (.md, .txt, .csv …)
-                   separators: str = "", # characters that separate words in this format (a CSV's delimiters)
-                  ) -> tuple[str, str]:
+
+def read_text_file(
+    path: Path,  # a text file (.md, .txt, .csv …)
+    separators: str = "",  # characters that separate words in this format (a CSV's delimiters)
+) -> tuple[str, str]:
     "(text, encoding) of a text file, refused with a `MiniragError` naming the file when it is not language."
     path = Path(path)
     data = path.read_bytes()
-    try: text, enc = decode_text(data)
-    except MiniragError as e: raise MiniragError(f"{path}: {e}") from None
+    try:
+        text, enc = decode_text(data)
+    except MiniragError as e:
+        raise MiniragError(f"{path}: {e}") from None
     probe = text.translate({ord(c): " " for c in separators}) if separators else text
-    if (why := not_language(probe, legacy=enc not in ("utf-8", "utf-8-sig", "utf-16", "utf-32"))):
+    if why := not_language(probe, legacy=enc not in ("utf-8", "utf-8-sig", "utf-16", "utf-32")):
         raise MiniragError(f"{path}: not text in a language ({why}); the file was not indexed")
     return text, enc
 
 # %% ../nbs/02d_text.ipynb #9ab84666
 _MD_LOOKALIKE = re.compile(r"^( {0,3})(#{1,6}(?=[ \t]|$)|`{3,}|~{3,})", re.M)
+
 
 def escape_markdown_lines(text: str) -> str:
     "Plain text made safe to read as Markdown: lines that would open a heading or a code fence get a leading backslash."

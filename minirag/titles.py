@@ -15,36 +15,83 @@ from pathlib import Path
 # %% ../nbs/02a_titles.ipynb #bf1c1ab8
 _BOILERPLATE = {
     # English
-    'introduction', 'intro', 'table of contents', 'contents', 'toc', 'general provisions', 'general',
-    'general information', 'overview', 'preface', 'foreword', 'abstract', 'summary', 'executive summary',
-    'revision history', 'change history', 'document history', 'change log', 'changelog', 'changes',
-    'version history', 'scope', 'purpose', 'terms and definitions', 'definitions', 'glossary',
-    'abbreviations', 'background', 'appendix', 'references', 'notes', 'about', 'index',
+    "introduction",
+    "intro",
+    "table of contents",
+    "contents",
+    "toc",
+    "general provisions",
+    "general",
+    "general information",
+    "overview",
+    "preface",
+    "foreword",
+    "abstract",
+    "summary",
+    "executive summary",
+    "revision history",
+    "change history",
+    "document history",
+    "change log",
+    "changelog",
+    "changes",
+    "version history",
+    "scope",
+    "purpose",
+    "terms and definitions",
+    "definitions",
+    "glossary",
+    "abbreviations",
+    "background",
+    "appendix",
+    "references",
+    "notes",
+    "about",
+    "index",
     # Russian
-    'введение', 'содержание', 'оглавление', 'общие положения', 'общие сведения', 'общая информация',
-    'лист изменений', 'лист регистрации изменений', 'история изменений', 'термины и определения',
-    'определения', 'сокращения', 'область применения', 'назначение', 'предисловие', 'аннотация',
-    'приложение', 'назначение документа', 'обзор',
+    "введение",
+    "содержание",
+    "оглавление",
+    "общие положения",
+    "общие сведения",
+    "общая информация",
+    "лист изменений",
+    "лист регистрации изменений",
+    "история изменений",
+    "термины и определения",
+    "определения",
+    "сокращения",
+    "область применения",
+    "назначение",
+    "предисловие",
+    "аннотация",
+    "приложение",
+    "назначение документа",
+    "обзор",
 }
-_NUMBERING = re.compile(r'^(?:(?:\d+|[ivxlc]+|[а-яa-z])[.)]\s*)*(?:\d+(?:\.\d+)*[.)]?\s+)?', re.I)
+_NUMBERING = re.compile(r"^(?:(?:\d+|[ivxlc]+|[а-яa-z])[.)]\s*)*(?:\d+(?:\.\d+)*[.)]?\s+)?", re.I)
+
 
 def clean_heading(text: str) -> str:
     "Heading text without image markup, link targets, emphasis and trailing `#`s."
-    text = re.sub(r'!\[[^\]]*\]\([^)]*\)', '', text)
-    text = re.sub(r'\[([^\]]*)\]\([^)]*\)', r'\1', text)
-    text = re.sub(r'<[^>]+>', '', text)
-    return re.sub(r'[*_`]{1,3}(?=\S)|(?<=\S)[*_`]{1,3}', '', re.sub(r'\s+#+\s*$', '', text)).strip()
+    text = re.sub(r"!\[[^\]]*\]\([^)]*\)", "", text)
+    text = re.sub(r"\[([^\]]*)\]\([^)]*\)", r"\1", text)
+    text = re.sub(r"<[^>]+>", "", text)
+    return re.sub(r"[*_`]{1,3}(?=\S)|(?<=\S)[*_`]{1,3}", "", re.sub(r"\s+#+\s*$", "", text)).strip()
+
 
 def is_boilerplate(heading: str) -> bool:
     "True when a heading names a section (or holds no words at all) rather than the document (R-T2)."
     text = clean_heading(heading)
-    if not re.search(r'[^\W\d_]', text): return True  # a picture, numbering or punctuation only
-    key = ' '.join(_NUMBERING.sub('', text.lower()).replace('ё', 'е').strip(' .:;-–—').split())
+    if not re.search(r"[^\W\d_]", text):
+        return True  # a picture, numbering or punctuation only
+    key = " ".join(_NUMBERING.sub("", text.lower()).replace("ё", "е").strip(" .:;-–—").split())
     return key in _BOILERPLATE
 
 # %% ../nbs/02a_titles.ipynb #3c96b3b8
-_H1 = re.compile(r'^ {0,3}#[ \t]+(.+?)[ \t]*$')
-_FENCE = re.compile(r'^ {0,3}(`{3,}|~{3,})')
+_H1 = re.compile(r"^ {0,3}#[ \t]+(.+?)[ \t]*$")
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+
 
 def first_h1(markdown: str) -> str | None:
     "Cleaned text of the first `# H1` outside fenced code, else None."
@@ -52,97 +99,203 @@ def first_h1(markdown: str) -> str | None:
     for line in markdown.splitlines():
         m = _FENCE.match(line)
         if m:
-            if fence is None: fence = m.group(1)
-            elif m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip().strip(fence[0]): fence = None
+            if fence is None:
+                fence = m.group(1)
+            elif m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip().strip(fence[0]):
+                fence = None
             continue
-        if fence is None and (m := _H1.match(line)): return clean_heading(m.group(1))
+        if fence is None and (m := _H1.match(line)):
+            return clean_heading(m.group(1))
     return None
 
 # %% ../nbs/02a_titles.ipynb #11539387
 _GENERIC = {
     # English and common machine prefixes
-    'untitled', 'document', 'doc', 'docs', 'new', 'copy', 'of', 'scan', 'scanned', 'img', 'image', 'images',
-    'dsc', 'dscn', 'dcim', 'pxl', 'screenshot', 'screen', 'shot', 'photo', 'pic', 'picture', 'file', 'draft',
-    'final', 'version', 'v', 'export', 'download', 'temp', 'tmp', 'test', 'noname', 'unnamed', 'page', 'wa', 'at',
+    "untitled",
+    "document",
+    "doc",
+    "docs",
+    "new",
+    "copy",
+    "of",
+    "scan",
+    "scanned",
+    "img",
+    "image",
+    "images",
+    "dsc",
+    "dscn",
+    "dcim",
+    "pxl",
+    "screenshot",
+    "screen",
+    "shot",
+    "photo",
+    "pic",
+    "picture",
+    "file",
+    "draft",
+    "final",
+    "version",
+    "v",
+    "export",
+    "download",
+    "temp",
+    "tmp",
+    "test",
+    "noname",
+    "unnamed",
+    "page",
+    "wa",
+    "at",
     # Russian
-    'копия', 'копии', 'документ', 'документа', 'документы', 'новый', 'новая', 'новое', 'скан', 'сканы',
-    'снимок', 'снимка', 'экрана', 'изображение', 'фото', 'фотография', 'файл', 'без', 'названия',
-    'безымянный', 'черновик', 'версия', 'от',
+    "копия",
+    "копии",
+    "документ",
+    "документа",
+    "документы",
+    "новый",
+    "новая",
+    "новое",
+    "скан",
+    "сканы",
+    "снимок",
+    "снимка",
+    "экрана",
+    "изображение",
+    "фото",
+    "фотография",
+    "файл",
+    "без",
+    "названия",
+    "безымянный",
+    "черновик",
+    "версия",
+    "от",
     # German, French, Spanish
-    'unbenannt', 'dokument', 'kopie', 'neu', 'bild', 'sans', 'titre', 'nouveau', 'copie', 'documento',
-    'nuevo', 'copia', 'imagen', 'sin', 'título', 'titulo',
+    "unbenannt",
+    "dokument",
+    "kopie",
+    "neu",
+    "bild",
+    "sans",
+    "titre",
+    "nouveau",
+    "copie",
+    "documento",
+    "nuevo",
+    "copia",
+    "imagen",
+    "sin",
+    "título",
+    "titulo",
 }
+
 
 def stem_title(path: Path) -> str | None:
     "The filename stem as a title (underscores → spaces), or None when it is not informative."
     stem = Path(path).stem.strip()
-    if len(stem) < 4: return None
-    words = [w for w in re.findall(r'[^\W\d_]+|\d+', stem.lower()) if not w.isdigit()]
-    if all(w in _GENERIC for w in words): return None
-    return re.sub(r' {2,}', ' ', stem.replace('_', ' ')).strip()
+    if len(stem) < 4:
+        return None
+    words = [w for w in re.findall(r"[^\W\d_]+|\d+", stem.lower()) if not w.isdigit()]
+    if all(w in _GENERIC for w in words):
+        return None
+    return re.sub(r" {2,}", " ", stem.replace("_", " ")).strip()
 
 # %% ../nbs/02a_titles.ipynb #c0mmand1
-_COMMANDS = set("""sudo su apt apt-get apt-cache aptitude dpkg dpkg-reconfigure dpkg-deb cp mv rm ls cd cat echo export
+_COMMANDS = set(
+    """sudo su apt apt-get apt-cache aptitude dpkg dpkg-reconfigure dpkg-deb cp mv rm ls cd cat echo export
 netstat ss ip ifconfig ifup ifdown mount umount chmod chown chgrp systemctl service journalctl git pip pip3 python python3
 make wget curl ssh scp rsync tar gzip gunzip zcat grep egrep sed awk find kill killall ps top less more vi vim nano touch
 mkdir rmdir ln passwd useradd adduser usermod groupadd modprobe insmod lsmod mkfs fdisk parted cfdisk dd blkid lsblk
 update-grub update-initramfs update-alternatives grub-install reboot shutdown halt iptables nft ping traceroute dig host
 deb deb-src set unset alias source chroot debootstrap cryptsetup lvcreate vgcreate pvcreate mdadm ulimit crontab
-docker kubectl npm node perl ruby gcc cc ldd strace man whoami hostname uname df du free env printf exec""".split())
-_PROMPT = re.compile(r'^(?:\$|%|>|#|[\w.-]+@[\w.-]+[:~][^ ]*[$#])\s')
-_SHELLISH = re.compile(r'(?:^|\s)--?[A-Za-z]|/dev/|\|\s*\w|&&|;\s*$|\$\(|`|\s>>?\s|^[\w.]+\s*=\s*\S|\\\\')
-_PATHLIKE = re.compile(r'^(?:[A-Za-z]:)?[\\/~.]?[\w.-]*(?:[\\/][\w.-]+)+[\\/]?$|^[\w-]+\.(?:c|h|py|sh|conf|cfg|ini|json|ya?ml|txt|md|tex|doc|docx|pdf|xls|xlsx|ppt|pptx|html?)$', re.I)
-_SETTING = re.compile(r'^[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\s+\S+$')   # `PermitRootLogin no`: a CamelCase key and a value
+docker kubectl npm node perl ruby gcc cc ldd strace man whoami hostname uname df du free env printf exec""".split()
+)
+_PROMPT = re.compile(r"^(?:\$|%|>|#|[\w.-]+@[\w.-]+[:~][^ ]*[$#])\s")
+_SHELLISH = re.compile(r"(?:^|\s)--?[A-Za-z]|/dev/|\|\s*\w|&&|;\s*$|\$\(|`|\s>>?\s|^[\w.]+\s*=\s*\S|\\\\")
+_PATHLIKE = re.compile(
+    r"^(?:[A-Za-z]:)?[\\/~.]?[\w.-]*(?:[\\/][\w.-]+)+[\\/]?$|^[\w-]+\.(?:c|h|py|sh|conf|cfg|ini|json|ya?ml|txt|md|tex|doc|docx|pdf|xls|xlsx|ppt|pptx|html?)$",
+    re.I,
+)
+_SETTING = re.compile(r"^[A-Z][a-z]+(?:[A-Z][a-z0-9]+)+\s+\S+$")  # `PermitRootLogin no`: a CamelCase key and a value
+
 
 def is_command_like(heading: str) -> bool:
     "True when a heading is a shell prompt or command, a path, or a config line — text that is not a title."
     text = clean_heading(heading).strip()
-    if not text: return False
+    if not text:
+        return False
     first = text.split()[0]
-    return bool(_PROMPT.match(text) or (first in _COMMANDS and len(text.split()) > 1)
-                or _SHELLISH.search(text) or _PATHLIKE.match(text) or _SETTING.match(text))
+    return bool(
+        _PROMPT.match(text)
+        or (first in _COMMANDS and len(text.split()) > 1)
+        or _SHELLISH.search(text)
+        or _PATHLIKE.match(text)
+        or _SETTING.match(text)
+    )
 
 # %% ../nbs/02a_titles.ipynb #c0mmand4
-_MACHINE_TITLE = re.compile(r'^(?:microsoft (?:word|excel|powerpoint)\s*-\s*|untitled\b|document\d*$|title$|слайд\s*\d*$|(?:презентация(?: powerpoint)?|(?:powerpoint )?presentation|workbook|книга)\s*\d*$|slide\s*\d*$|книга\d*$|book\d*$|sheet\d*$|лист\d*$)', re.I)
+_MACHINE_TITLE = re.compile(
+    r"^(?:microsoft (?:word|excel|powerpoint)\s*-\s*|untitled\b|document\d*$|title$|слайд\s*\d*$|(?:презентация(?: powerpoint)?|(?:powerpoint )?presentation|workbook|книга)\s*\d*$|slide\s*\d*$|книга\d*$|book\d*$|sheet\d*$|лист\d*$)",
+    re.I,
+)
 
-def _has_words(s) -> bool: return bool(s) and bool(re.search(r'[^\W\d_]', s))
+
+def _has_words(s) -> bool:
+    return bool(s) and bool(re.search(r"[^\W\d_]", s))
+
 
 def real_meta_title(title: str | None) -> str | None:
     "A metadata title with whitespace collapsed, or None when it is machine-made, a file name/path, or a command."
-    if not _has_words(title): return None
-    t = ' '.join(str(title).split())
-    if _MACHINE_TITLE.match(t) or is_command_like(t) or stem_title(Path(t + ".x")) is None: return None
+    if not _has_words(title):
+        return None
+    t = " ".join(str(title).split())
+    if _MACHINE_TITLE.match(t) or is_command_like(t) or stem_title(Path(t + ".x")) is None:
+        return None
     return t
 
 # %% ../nbs/02a_titles.ipynb #c0mmand7
-_FRONT = re.compile(r'\A---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)', re.S)
-_FM_TITLE = re.compile(r'''^title[ \t]*:[ \t]*(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)'|([^#\n]*?))[ \t]*(?:#.*)?$''', re.M)
+_FRONT = re.compile(r"\A---[ \t]*\r?\n(.*?)\r?\n(?:---|\.\.\.)[ \t]*(?:\r?\n|\Z)", re.S)
+_FM_TITLE = re.compile(
+    r"""^title[ \t]*:[ \t]*(?:"((?:[^"\\]|\\.)*)"|'((?:[^']|'')*)'|([^#\n]*?))[ \t]*(?:#.*)?$""", re.M
+)
+
 
 def split_front_matter(markdown: str) -> tuple[str | None, str]:
     "(front-matter `title:` or None, the Markdown without the front matter); unchanged when there is none."
     m = _FRONT.match(markdown)
-    if not m or len(m.group(1)) > 20_000 or not re.search(r'^[\w-]+[ \t]*:', m.group(1), re.M): return None, markdown
+    if not m or len(m.group(1)) > 20_000 or not re.search(r"^[\w-]+[ \t]*:", m.group(1), re.M):
+        return None, markdown
     t = _FM_TITLE.search(m.group(1))
     title = next((g for g in t.groups() if g is not None), None) if t else None
-    if title is not None and t.group(2) is not None: title = title.replace("''", "'")
-    return (title.strip() or None) if title else None, markdown[m.end():].lstrip('\r\n')
+    if title is not None and t.group(2) is not None:
+        title = title.replace("''", "'")
+    return (title.strip() or None) if title else None, markdown[m.end() :].lstrip("\r\n")
 
 # %% ../nbs/02a_titles.ipynb #7ffc6e55
-def file_title(meta_title: str | None, # title from the converter (HTML `<title>`, EPUB/PDF/Office metadata, front matter)
-               markdown: str, # the converted document
-               path: Path # the file, for its stem
-              ) -> str:
+def file_title(
+    meta_title: str | None,  # title from the converter (HTML `<title>`, EPUB/PDF/Office metadata, front matter)
+    markdown: str,  # the converted document
+    path: Path,  # the file, for its stem
+) -> str:
     "Title of a file: metadata → first H1 unless boilerplate → informative stem → first H1 → stem (R-T1)."
-    if (t := real_meta_title(meta_title)): return t
+    if t := real_meta_title(meta_title):
+        return t
     h1 = first_h1(markdown)
-    if h1 and is_command_like(h1): h1 = None
-    if h1 and not is_boilerplate(h1): return h1
+    if h1 and is_command_like(h1):
+        h1 = None
+    if h1 and not is_boilerplate(h1):
+        return h1
     return stem_title(path) or (h1 if _has_words(h1) else None) or Path(path).stem
 
-def data_title(given: str | None, # title the caller passed, if any
-               markdown: str # the content
-              ) -> str | None:
+
+def data_title(
+    given: str | None,  # title the caller passed, if any
+    markdown: str,  # the content
+) -> str | None:
     "Title of data/URL content: the given one, else a first H1 that names the document; None = no real title."
-    if _has_words(given): return ' '.join(given.split())
+    if _has_words(given):
+        return " ".join(given.split())
     h1 = first_h1(markdown)
     return h1 if h1 and not is_boilerplate(h1) and not is_command_like(h1) else None

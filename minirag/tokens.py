@@ -16,14 +16,17 @@ __all__ = ['TokenCounter']
 # %% ../nbs/01_tokens.ipynb #6d513090
 class TokenCounter:
     "Count tokens with a model's `tokenizer.json`, truncation and padding off."
-    def __init__(self, tokenizer_json: str | Path): # path to the model's tokenizer.json
+
+    def __init__(self, tokenizer_json: str | Path):  # path to the model's tokenizer.json
         self.path = Path(tokenizer_json)
         self._tok = Tokenizer.from_file(str(self.path))
-        self._tok.no_truncation(); self._tok.no_padding()
+        self._tok.no_truncation()
+        self._tok.no_padding()
         self.count = lru_cache(maxsize=65536)(self._count)
 
     @classmethod
-    def from_model_dir(cls, model_dir: str | Path): return cls(Path(model_dir)/"tokenizer.json")
+    def from_model_dir(cls, model_dir: str | Path):
+        return cls(Path(model_dir) / "tokenizer.json")
 
     def _count(self, text: str) -> int:
         return len(self._tok.encode(text, add_special_tokens=False).ids)
@@ -32,4 +35,5 @@ class TokenCounter:
         "Counts for many texts in one batch call."
         return [len(e.ids) for e in self._tok.encode_batch(list(texts), add_special_tokens=False)]
 
-    def __repr__(self): return f"TokenCounter({self.path.parent.name})"
+    def __repr__(self):
+        return f"TokenCounter({self.path.parent.name})"

@@ -21,111 +21,165 @@ __all__ = ['Resolver', 'UrlRefused', 'FetchError', 'check_url', 'Fetched', 'fetc
 class UrlRefused(MiniragError):
     "The URL breaks a rule (scheme or host) and was not fetched."
 
+
 class FetchError(MiniragError):
     "The URL was allowed but fetching it failed."
 
 # %% ../nbs/08a_urlguard.ipynb #e994e418
 _ATON_PART = re.compile(r"0[xX](?P<hex>[0-9a-fA-F]+)|(?P<oct>0[0-7]*)|(?P<dec>[1-9][0-9]*)")
 
-def _inet_aton(host:str # a URL host, already lower-cased
-              ) -> ipaddress.IPv4Address|None: # None when `inet_aton` would refuse it
+
+def _inet_aton(
+    host: str,  # a URL host, already lower-cased
+) -> ipaddress.IPv4Address | None:  # None when `inet_aton` would refuse it
     "The IPv4 address `host` spells in any form `inet_aton` accepts, else None."
     parts = host.split(".")
-    if not 1 <= len(parts) <= 4: return None
+    if not 1 <= len(parts) <= 4:
+        return None
     vals = []
     for p in parts:
         m = _ATON_PART.fullmatch(p)
-        if not m: return None
+        if not m:
+            return None
         vals.append(int(m["hex"], 16) if m["hex"] else int(m["oct"], 8) if m["oct"] else int(m["dec"]))
     *head, last = vals  # the last part fills all remaining bytes
-    if any(v > 255 for v in head) or last >= 256 ** (4 - len(head)): return None
+    if any(v > 255 for v in head) or last >= 256 ** (4 - len(head)):
+        return None
     n = last
-    for i, v in enumerate(head): n |= v << (8 * (3 - i))
+    for i, v in enumerate(head):
+        n |= v << (8 * (3 - i))
     return ipaddress.IPv4Address(n)
 
 # %% ../nbs/08a_urlguard.ipynb #9b524d56
-_NAMED_NETS = [(ipaddress.ip_network(n), why) for n, why in [
-    ("169.254.169.254/32", "link-local (cloud metadata service)"),
-    ("100.64.0.0/10", "shared address space (carrier-grade NAT)"),
-    ("fec0::/10", "site-local (deprecated IPv6 private)"),
-    ("fc00::/7", "unique local (IPv6 private)")]]
-_FLAGS = [("is_unspecified", "unspecified"), ("is_loopback", "loopback"), ("is_link_local", "link-local"),
-          ("is_multicast", "multicast"), ("is_private", "private"), ("is_reserved", "reserved")]
+_NAMED_NETS = [
+    (ipaddress.ip_network(n), why)
+    for n, why in [
+        ("169.254.169.254/32", "link-local (cloud metadata service)"),
+        ("100.64.0.0/10", "shared address space (carrier-grade NAT)"),
+        ("fec0::/10", "site-local (deprecated IPv6 private)"),
+        ("fc00::/7", "unique local (IPv6 private)"),
+    ]
+]
+_FLAGS = [
+    ("is_unspecified", "unspecified"),
+    ("is_loopback", "loopback"),
+    ("is_link_local", "link-local"),
+    ("is_multicast", "multicast"),
+    ("is_private", "private"),
+    ("is_reserved", "reserved"),
+]
 _NAT64, _SIX_TO_FOUR = ipaddress.ip_network("64:ff9b::/96"), ipaddress.ip_network("2002::/16")
 
-def _embedded_v4(ip:ipaddress.IPv6Address) -> tuple[str, ipaddress.IPv4Address]|None:
+
+def _embedded_v4(ip: ipaddress.IPv6Address) -> tuple[str, ipaddress.IPv4Address] | None:
     "The IPv4 address an IPv6 address carries (mapped, NAT64, 6to4) and the form's name, else None."
-    if ip.ipv4_mapped: return "IPv4-mapped", ip.ipv4_mapped
-    if ip in _NAT64: return "NAT64", ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
-    if ip in _SIX_TO_FOUR: return "6to4", ip.sixtofour
+    if ip.ipv4_mapped:
+        return "IPv4-mapped", ip.ipv4_mapped
+    if ip in _NAT64:
+        return "NAT64", ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
+    if ip in _SIX_TO_FOUR:
+        return "6to4", ip.sixtofour
     return None
 
-def _refusal_reason(ip:ipaddress.IPv4Address|ipaddress.IPv6Address) -> str|None:
+
+def _refusal_reason(ip: ipaddress.IPv4Address | ipaddress.IPv6Address) -> str | None:
     "Why `ip` is not a public address, or None when it is."
     if ip.version == 6 and (inner := _embedded_v4(ip)):
         why = _refusal_reason(inner[1])
         return f"{inner[0]} {inner[1]}, {why}" if why else None
     for net, why in _NAMED_NETS:
-        if ip.version == net.version and ip in net: return why
+        if ip.version == net.version and ip in net:
+            return why
     for flag, why in _FLAGS:
-        if getattr(ip, flag): return why
+        if getattr(ip, flag):
+            return why
     return None if ip.is_global else "not globally routable"
 
 # %% ../nbs/08a_urlguard.ipynb #53e4318d
 Resolver = Callable[[str], list]  # host -> IP address strings
 
+
 @dataclass
 class _Target:
-    url: str; scheme: str; host: str; port: int; path: str; ips: list
+    url: str
+    scheme: str
+    host: str
+    port: int
+    path: str
+    ips: list
 
-def _system_resolve(host:str) -> list[str]:
+
+def _system_resolve(host: str) -> list[str]:
     "The addresses `host` resolves to through the system resolver, in its order."
     infos = socket.getaddrinfo(host, None, type=socket.SOCK_STREAM)
     return list(dict.fromkeys(info[4][0] for info in infos))
 
-def _literal_ip(host:str) -> ipaddress.IPv4Address|ipaddress.IPv6Address|None:
+
+def _literal_ip(host: str) -> ipaddress.IPv4Address | ipaddress.IPv6Address | None:
     "The address `host` is a literal for (IPv6, or IPv4 in any `inet_aton` spelling), else None."
     if ":" in host:
-        try: return ipaddress.ip_address(unquote(host))  # zone id arrives as %25eth0
-        except ValueError: return None
+        try:
+            return ipaddress.ip_address(unquote(host))  # zone id arrives as %25eth0
+        except ValueError:
+            return None
     return _inet_aton(host)
 
-def _resolve(host:str, resolver:Resolver|None) -> list:
+
+def _resolve(host: str, resolver: Resolver | None) -> list:
     "The validated-to-be-addresses answers for `host`; FetchError when it does not resolve."
-    try: answers = list((resolver or _system_resolve)(host))
+    try:
+        answers = list((resolver or _system_resolve)(host))
     except (OSError, UnicodeError) as e:
         raise FetchError(f"could not resolve host '{host}' ({e}); check the URL's host name and your network") from None
-    if not answers: raise FetchError(f"could not resolve host '{host}' (no addresses); check the URL's host name")
-    try: return [ipaddress.ip_address(a) for a in answers]
-    except ValueError as e: raise FetchError(f"could not resolve host '{host}': bad answer ({e})") from None
+    if not answers:
+        raise FetchError(f"could not resolve host '{host}' (no addresses); check the URL's host name")
+    try:
+        return [ipaddress.ip_address(a) for a in answers]
+    except ValueError as e:
+        raise FetchError(f"could not resolve host '{host}': bad answer ({e})") from None
 
-def _parse(url:str) -> tuple:
+
+def _parse(url: str) -> tuple:
     "Scheme, ASCII host, port and request path of `url`; UrlRefused when it is not a plain http(s) URL."
-    if not isinstance(url, str): raise UrlRefused(f"the URL must be a string, not {type(url).__name__}")
+    if not isinstance(url, str):
+        raise UrlRefused(f"the URL must be a string, not {type(url).__name__}")
     u = url.strip()
     shown = u if len(u) <= 200 else u[:200] + "…"
-    if not u: raise UrlRefused("the URL is empty; give an http:// or https:// URL")
-    if re.search(r"[\x00-\x20\x7f]", u): raise UrlRefused(f"the URL {shown!r} contains spaces or control characters; percent-encode them")
+    if not u:
+        raise UrlRefused("the URL is empty; give an http:// or https:// URL")
+    if re.search(r"[\x00-\x20\x7f]", u):
+        raise UrlRefused(f"the URL {shown!r} contains spaces or control characters; percent-encode them")
     m = re.match(r"([A-Za-z][A-Za-z0-9+.-]*):", u)
-    if not m or re.match(r"\d+(/|$)", u[m.end():]):  # `localhost:8080/x` parses as scheme `localhost`
+    if not m or re.match(r"\d+(/|$)", u[m.end() :]):  # `localhost:8080/x` parses as scheme `localhost`
         raise UrlRefused(f"the URL {shown!r} has no scheme; write it as https://{u.lstrip('/')}")
-    try: parts = urlsplit(u); port = parts.port; host = parts.hostname
-    except ValueError as e: raise UrlRefused(f"the URL {shown!r} is malformed ({e})") from None
+    try:
+        parts = urlsplit(u)
+        port = parts.port
+        host = parts.hostname
+    except ValueError as e:
+        raise UrlRefused(f"the URL {shown!r} is malformed ({e})") from None
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
-        raise UrlRefused(f"only http:// and https:// URLs can be fetched; {scheme + ':' if scheme else 'a URL without a scheme'} is not allowed ({shown!r})")
-    if not host: raise UrlRefused(f"the URL {shown!r} has no host; give a URL like https://example.com/page")
+        raise UrlRefused(
+            f"only http:// and https:// URLs can be fetched; {scheme + ':' if scheme else 'a URL without a scheme'} is not allowed ({shown!r})"
+        )
+    if not host:
+        raise UrlRefused(f"the URL {shown!r} has no host; give a URL like https://example.com/page")
     if parts.username is not None or parts.password is not None:
         raise UrlRefused(f"the URL {shown!r} carries a user name or password; remove the 'user@' part")
     if not host.isascii():
-        try: host = host.encode("idna").decode("ascii")
-        except UnicodeError as e: raise UrlRefused(f"the host '{host}' is not a valid domain name ({e})") from None
-    if port == 0: raise UrlRefused(f"the URL {shown!r} has port 0; give a real port or none")
+        try:
+            host = host.encode("idna").decode("ascii")
+        except UnicodeError as e:
+            raise UrlRefused(f"the host '{host}' is not a valid domain name ({e})") from None
+    if port == 0:
+        raise UrlRefused(f"the URL {shown!r} has port 0; give a real port or none")
     path = (parts.path or "/") + (f"?{parts.query}" if parts.query else "")
     path = re.sub(r"[^\x21-\x7e]+", lambda m: quote(m[0]), path)  # http.client sends ASCII only
     return u, scheme, host, port or (443 if scheme == "https" else 80), path
 
-def _vet(url:str, allow_private:bool=False, resolver:Resolver|None=None) -> _Target:
+
+def _vet(url: str, allow_private: bool = False, resolver: Resolver | None = None) -> _Target:
     "Check `url` and resolve its host once; the `_Target` holds the only addresses a fetch may use."
     u, scheme, host, port, path = _parse(url)
     lit = _literal_ip(host)
@@ -133,108 +187,181 @@ def _vet(url:str, allow_private:bool=False, resolver:Resolver|None=None) -> _Tar
     if not allow_private:
         for ip in ips:
             if why := _refusal_reason(ip):
-                via = "" if lit is not None and str(ip) == host else f" (resolves to {ip})" if lit is None else f" (= {ip})"
-                raise UrlRefused(f"refused to fetch {u!r}: host '{host}'{via} is {why}; "
-                                 "only public addresses are allowed (set ALLOW_PRIVATE_URLS=1 to allow private hosts)")
+                via = (
+                    ""
+                    if lit is not None and str(ip) == host
+                    else f" (resolves to {ip})"
+                    if lit is None
+                    else f" (= {ip})"
+                )
+                raise UrlRefused(
+                    f"refused to fetch {u!r}: host '{host}'{via} is {why}; "
+                    "only public addresses are allowed (set ALLOW_PRIVATE_URLS=1 to allow private hosts)"
+                )
     return _Target(u, scheme, host, port, path, [str(ip) for ip in ips])
 
 # %% ../nbs/08a_urlguard.ipynb #ab2407db
-def check_url(url:str, # the URL to check
-              allow_private:bool=False, # ALLOW_PRIVATE_URLS: lift the host rule (the scheme rule stays)
-              resolver:Resolver|None=None # host -> IP strings; default: the system resolver
-             ) -> None:
+def check_url(
+    url: str,  # the URL to check
+    allow_private: bool = False,  # ALLOW_PRIVATE_URLS: lift the host rule (the scheme rule stays)
+    resolver: Resolver | None = None,  # host -> IP strings; default: the system resolver
+) -> None:
     "Raise UrlRefused unless `url` is http(s) on a public host, FetchError if its host does not resolve."
     _vet(url, allow_private, resolver)
 
 # %% ../nbs/08a_urlguard.ipynb #9a2336ae
 class _PinnedHTTP(http.client.HTTPConnection):
     "An HTTP connection to a fixed, validated address; the Host header keeps the name."
+
     def __init__(self, host, port, ip, timeout, **kw):
-        super().__init__(host, port, timeout=timeout, **kw); self._ip = ip
-    def connect(self): self.sock = socket.create_connection((self._ip, self.port), self.timeout)
+        super().__init__(host, port, timeout=timeout, **kw)
+        self._ip = ip
+
+    def connect(self):
+        self.sock = socket.create_connection((self._ip, self.port), self.timeout)
+
 
 class _PinnedHTTPS(http.client.HTTPSConnection):
     "An HTTPS connection to a fixed, validated address; SNI and certificate checks use the name."
+
     def __init__(self, host, port, ip, timeout, context=None):
-        super().__init__(host, port, timeout=timeout, context=context or ssl.create_default_context()); self._ip = ip
+        super().__init__(host, port, timeout=timeout, context=context or ssl.create_default_context())
+        self._ip = ip
+
     def connect(self):
         sock = socket.create_connection((self._ip, self.port), self.timeout)
-        try: self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
-        except BaseException: sock.close(); raise
+        try:
+            self.sock = self._context.wrap_socket(sock, server_hostname=self.host)
+        except BaseException:
+            sock.close()
+            raise
 
 # %% ../nbs/08a_urlguard.ipynb #9940eaa2
 _REDIRECTS = {301, 302, 303, 307, 308}
-_HEADERS = {"User-Agent": f"minirag/{__version__}", "Accept-Encoding": "identity", "Connection": "close",
-            # prefer Markdown when a server offers it, as markitdown does
-            "Accept": "text/markdown, text/html;q=0.9, text/plain;q=0.8, */*;q=0.1"}
+_HEADERS = {
+    "User-Agent": f"minirag/{__version__}",
+    "Accept-Encoding": "identity",
+    "Connection": "close",
+    # prefer Markdown when a server offers it, as markitdown does
+    "Accept": "text/markdown, text/html;q=0.9, text/plain;q=0.8, */*;q=0.1",
+}
+
 
 @dataclass
 class Fetched:
     "A fetched response body and what markitdown needs to know about it."
-    url: str; final_url: str; content: bytes; content_type: str; charset: str|None
-    filename: str|None = None  # from Content-Disposition, if the server sent one
-    def __repr__(self): return f"Fetched({self.final_url!r}, {len(self.content)} bytes, {self.content_type or '?'})"
+
+    url: str
+    final_url: str
+    content: bytes
+    content_type: str
+    charset: str | None
+    filename: str | None = None  # from Content-Disposition, if the server sent one
+
+    def __repr__(self):
+        return f"Fetched({self.final_url!r}, {len(self.content)} bytes, {self.content_type or '?'})"
+
 
 def _header_params(headers) -> tuple:
     "Mime type, charset and Content-Disposition filename from response headers."
     msg = Message()
     for k in ("Content-Type", "Content-Disposition"):
-        if headers.get(k): msg[k] = headers[k]
+        if headers.get(k):
+            msg[k] = headers[k]
     ctype = msg.get_content_type() if msg.get("Content-Type") else ""
     return ctype, msg.get_content_charset(), msg.get_filename()
 
-def _read_body(resp, t:_Target, max_bytes:int) -> bytes:
+
+def _read_body(resp, t: _Target, max_bytes: int) -> bytes:
     "The response body, stopping with FetchError as soon as it exceeds `max_bytes`."
-    def too_big(): return FetchError(f"the response from '{t.host}' is larger than {max_bytes:,} bytes (MAX_FILE_SIZE); "
-                                     "raise MAX_FILE_SIZE to fetch it")
+
+    def too_big():
+        return FetchError(
+            f"the response from '{t.host}' is larger than {max_bytes:,} bytes (MAX_FILE_SIZE); "
+            "raise MAX_FILE_SIZE to fetch it"
+        )
+
     declared = resp.getheader("Content-Length")
-    if declared and declared.strip().isdigit() and int(declared) > max_bytes: raise too_big()
+    if declared and declared.strip().isdigit() and int(declared) > max_bytes:
+        raise too_big()
     buf, n = [], 0
     while chunk := resp.read(min(65536, max_bytes + 1 - n)):
-        buf.append(chunk); n += len(chunk)
-        if n > max_bytes: raise too_big()
+        buf.append(chunk)
+        n += len(chunk)
+        if n > max_bytes:
+            raise too_big()
     if declared and declared.strip().isdigit() and n < int(declared):  # http.client does not flag a short body
         raise FetchError(f"the response from '{t.host}' was cut short ({n:,} of {int(declared):,} bytes); try again")
     return b"".join(buf)
 
-def _get(t:_Target, timeout:float, max_bytes:int, ssl_context) -> tuple:
+
+def _get(t: _Target, timeout: float, max_bytes: int, ssl_context) -> tuple:
     "Status, headers and body (None for redirects) of one GET on a pinned connection."
     cls = _PinnedHTTPS if t.scheme == "https" else _PinnedHTTP
     err = None
     for ip in t.ips:  # every address here was validated; try them in the resolver's order
-        conn = cls(t.host, t.port, ip, timeout, context=ssl_context) if cls is _PinnedHTTPS else cls(t.host, t.port, ip, timeout)
-        try: conn.connect()
-        except (TimeoutError, ssl.SSLError): conn.close(); raise
-        except OSError as e: conn.close(); err = e; continue  # refused/unreachable: try the next validated address
+        conn = (
+            cls(t.host, t.port, ip, timeout, context=ssl_context)
+            if cls is _PinnedHTTPS
+            else cls(t.host, t.port, ip, timeout)
+        )
+        try:
+            conn.connect()
+        except (TimeoutError, ssl.SSLError):
+            conn.close()
+            raise
+        except OSError as e:
+            conn.close()
+            err = e
+            continue  # refused/unreachable: try the next validated address
         try:
             conn.request("GET", t.path, headers=_HEADERS)
             resp = conn.getresponse()
-            if resp.status in _REDIRECTS and resp.getheader("Location"): return resp.status, resp.headers, None
+            if resp.status in _REDIRECTS and resp.getheader("Location"):
+                return resp.status, resp.headers, None
             return resp.status, resp.headers, (_read_body(resp, t, max_bytes) if 200 <= resp.status < 300 else b"")
-        except (TimeoutError, ssl.SSLError, http.client.HTTPException, MiniragError): raise
-        except OSError as e: raise FetchError(f"the connection to '{t.host}' broke during the response ({e}); try again") from None
-        finally: conn.close()
-    raise FetchError(f"could not connect to '{t.host}' port {t.port} ({err.strerror or err}); check that the server is up")
+        except (TimeoutError, ssl.SSLError, http.client.HTTPException, MiniragError):
+            raise
+        except OSError as e:
+            raise FetchError(f"the connection to '{t.host}' broke during the response ({e}); try again") from None
+        finally:
+            conn.close()
+    raise FetchError(
+        f"could not connect to '{t.host}' port {t.port} ({err.strerror or err}); check that the server is up"
+    )
 
-def fetch_url(url:str, # http(s) URL
-              allow_private:bool=False, # ALLOW_PRIVATE_URLS: lift the host rule (the scheme rule stays)
-              max_bytes:int=DEFAULT_MAX_FILE_SIZE, # MAX_FILE_SIZE: larger bodies are an error
-              timeout:float=20.0, # seconds for connecting and for each read
-              max_redirects:int=5, # redirects followed; one more is an error
-              resolver:Resolver|None=None, # host -> IP strings; default: the system resolver
-              ssl_context:ssl.SSLContext|None=None # default: system CAs, host name checked
-             ) -> Fetched:
+
+def fetch_url(
+    url: str,  # http(s) URL
+    allow_private: bool = False,  # ALLOW_PRIVATE_URLS: lift the host rule (the scheme rule stays)
+    max_bytes: int = DEFAULT_MAX_FILE_SIZE,  # MAX_FILE_SIZE: larger bodies are an error
+    timeout: float = 20.0,  # seconds for connecting and for each read
+    max_redirects: int = 5,  # redirects followed; one more is an error
+    resolver: Resolver | None = None,  # host -> IP strings; default: the system resolver
+    ssl_context: ssl.SSLContext | None = None,  # default: system CAs, host name checked
+) -> Fetched:
     "GET `url`, checking every redirect hop and connecting only to addresses that passed the check."
     current, hops = url, 0
     while True:
         t = _vet(current, allow_private, resolver)
-        try: status, headers, body = _get(t, timeout, max_bytes, ssl_context)
-        except TimeoutError: raise FetchError(f"fetching {t.url!r} timed out after {timeout:g} s; try again or check the server") from None
+        try:
+            status, headers, body = _get(t, timeout, max_bytes, ssl_context)
+        except TimeoutError:
+            raise FetchError(
+                f"fetching {t.url!r} timed out after {timeout:g} s; try again or check the server"
+            ) from None
         except ssl.SSLCertVerificationError as e:
-            raise FetchError(f"TLS certificate check failed for '{t.host}' ({e.verify_message}); the server is not who it claims to be") from None
-        except ssl.SSLError as e: raise FetchError(f"TLS error talking to '{t.host}' ({e.reason or e}); check the URL's scheme and port") from None
+            raise FetchError(
+                f"TLS certificate check failed for '{t.host}' ({e.verify_message}); the server is not who it claims to be"
+            ) from None
+        except ssl.SSLError as e:
+            raise FetchError(
+                f"TLS error talking to '{t.host}' ({e.reason or e}); check the URL's scheme and port"
+            ) from None
         except http.client.HTTPException as e:
-            raise FetchError(f"'{t.host}' sent a malformed HTTP response ({type(e).__name__}: {e}); check the URL's scheme and port") from None
+            raise FetchError(
+                f"'{t.host}' sent a malformed HTTP response ({type(e).__name__}: {e}); check the URL's scheme and port"
+            ) from None
         if body is None:
             if hops >= max_redirects:
                 raise FetchError(f"fetching {url!r} stopped: more than {max_redirects} redirects (last hop {t.url!r})")
@@ -250,22 +377,30 @@ def fetch_url(url:str, # http(s) URL
 def _markitdown():
     "One shared MarkItDown (it loads a file-type model on creation)."
     from markitdown import MarkItDown
+
     return MarkItDown()
 
-def url_to_markdown(url:str, # http(s) URL
-                    allow_private:bool=False, # ALLOW_PRIVATE_URLS
-                    max_bytes:int=DEFAULT_MAX_FILE_SIZE, # MAX_FILE_SIZE
-                    timeout:float=20.0, # seconds for connecting and for each read
-                    resolver:Resolver|None=None # host -> IP strings; default: the system resolver
-                   ) -> tuple[str, str|None]:
+
+def url_to_markdown(
+    url: str,  # http(s) URL
+    allow_private: bool = False,  # ALLOW_PRIVATE_URLS
+    max_bytes: int = DEFAULT_MAX_FILE_SIZE,  # MAX_FILE_SIZE
+    timeout: float = 20.0,  # seconds for connecting and for each read
+    resolver: Resolver | None = None,  # host -> IP strings; default: the system resolver
+) -> tuple[str, str | None]:
     "Fetch `url` safely and convert it to Markdown; returns (markdown, page title or None)."
     from markitdown import StreamInfo
+
     f = fetch_url(url, allow_private=allow_private, max_bytes=max_bytes, timeout=timeout, resolver=resolver)
     ext = os.path.splitext(f.filename or urlsplit(f.final_url).path)[1] or None
-    info = StreamInfo(mimetype=f.content_type or None, charset=f.charset, url=f.final_url,
-                      filename=f.filename, extension=ext)
-    try: res = _markitdown().convert_stream(io.BytesIO(f.content), stream_info=info)
+    info = StreamInfo(
+        mimetype=f.content_type or None, charset=f.charset, url=f.final_url, filename=f.filename, extension=ext
+    )
+    try:
+        res = _markitdown().convert_stream(io.BytesIO(f.content), stream_info=info)
     except Exception as e:
-        raise FetchError(f"could not convert {f.final_url!r} ({f.content_type or 'unknown type'}) to Markdown: {type(e).__name__}") from None
+        raise FetchError(
+            f"could not convert {f.final_url!r} ({f.content_type or 'unknown type'}) to Markdown: {type(e).__name__}"
+        ) from None
     title = (res.title or "").strip() or None
     return res.markdown, title

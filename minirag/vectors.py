@@ -19,39 +19,50 @@ __all__ = ['COMPACT_ABOVE', 'CANDIDATES', 'CANDIDATE_SHARE', 'COMPACT_DUCKDB_MEM
            'one_shot_vectors', 'prefetch']
 
 # %% ../nbs/06a_vectors.ipynb #46eb0cbd
-COMPACT_ABOVE = 200_000   # chunks; above this a process keeps int8 + sign bits in memory, float32 rows in a temp file
-CANDIDATES = 2_000        # rows the sign-bit stage passes to int8 scoring (unscoped queries on a compact matrix)
-CANDIDATE_SHARE = 50      # … and at least this share of the rows: recall@10 at 1M chunks 0.9525 with 1/200, 0.988–0.995 with 1/100, 0.9975 with 1/50
-_BATCH = 4_096   # rows per streamed batch: bounds the float32 held while loading (6 MB; 16k rows raised the peak by 50 MB at 1M chunks)
-COMPACT_DUCKDB_MEMORY = "64MB"   # DuckDB's cap in a process holding a compact matrix: 64 MB answered as fast as 128 MB at 1M chunks, 60 MB less resident
+COMPACT_ABOVE = 200_000  # chunks; above this a process keeps int8 + sign bits in memory, float32 rows in a temp file
+CANDIDATES = 2_000  # rows the sign-bit stage passes to int8 scoring (unscoped queries on a compact matrix)
+CANDIDATE_SHARE = 50  # … and at least this share of the rows: recall@10 at 1M chunks 0.9525 with 1/200, 0.988–0.995 with 1/100, 0.9975 with 1/50
+_BATCH = 4_096  # rows per streamed batch: bounds the float32 held while loading (6 MB; 16k rows raised the peak by 50 MB at 1M chunks)
+COMPACT_DUCKDB_MEMORY = "64MB"  # DuckDB's cap in a process holding a compact matrix: 64 MB answered as fast as 128 MB at 1M chunks, 60 MB less resident
+
 
 def _grow(a: np.ndarray, need: int) -> np.ndarray:
     "`a` with room for `need` rows (capacity grows by half; untouched pages of np.empty cost no memory)."
-    if len(a) >= need: return a
+    if len(a) >= need:
+        return a
     b = np.empty((max(need, len(a) * 3 // 2 + 1024),) + a.shape[1:], a.dtype)
-    b[:len(a)] = a
+    b[: len(a)] = a
     return b
 
 # %% ../nbs/06a_vectors.ipynb #d9d615a0
 class VectorMatrix:
     "All vectors of one index in this process: float32 (exact), or int8 + sign bits with the float32 rows on disk."
+
     def __init__(self, dim: int, compact: bool):
         self.dim, self.compact, self.n, self.gen = dim, compact, 0, None
         self.ids, self.src, self.alive = np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, bool)
-        self.cidx, self.head = np.zeros(0, np.int32), np.zeros(0, np.int64)   # chunk_index per row; per source code: the row of its first chunk
-        self.kwlen = np.zeros(0, np.int32)   # keyword length per row: the keyword side scores BM25 here too (06b_bm25)
+        self.cidx, self.head = (
+            np.zeros(0, np.int32),
+            np.zeros(0, np.int64),
+        )  # chunk_index per row; per source code: the row of its first chunk
+        self.kwlen = np.zeros(0, np.int32)  # keyword length per row: the keyword side scores BM25 here too (06b_bm25)
         self._id2row = self._kwstats = self._headrow = None
-        self.stamps: dict[str, tuple[int, object]] = {}   # source -> (code, ingested_at) of the live sources
+        self.stamps: dict[str, tuple[int, object]] = {}  # source -> (code, ingested_at) of the live sources
         self._ncodes, self._known_heads, self._by_code, self.lock = 0, 0, None, threading.RLock()
         if compact:
             self.words = (dim + 63) // 64
             self.q8, self.scale = np.zeros((0, dim), np.int8), np.zeros(0, np.float32)
-            self.bits, self.mu = np.zeros((self.words, 0), np.uint64), None   # word-major: one popcount pass per word is 40× faster than per row
-            self._disk = tempfile.TemporaryFile(prefix="minirag-vectors-")   # float32 rows for exact re-scoring
-        else: self.f32 = np.zeros((0, dim), np.float32)
+            self.bits, self.mu = (
+                np.zeros((self.words, 0), np.uint64),
+                None,
+            )  # word-major: one popcount pass per word is 40× faster than per row
+            self._disk = tempfile.TemporaryFile(prefix="minirag-vectors-")  # float32 rows for exact re-scoring
+        else:
+            self.f32 = np.zeros((0, dim), np.float32)
 
     def close(self):
-        if self.compact: self._disk.close()
+        if self.compact:
+            self._disk.close()
 
     # ---- loading
     def reserve(self, n: int):
@@ -59,101 +70,152 @@ class VectorMatrix:
         for name in ("ids", "src", "alive", "cidx", "kwlen") + (("q8", "scale") if self.compact else ("f32",)):
             setattr(self, name, _grow(getattr(self, name), n))
         if self.compact and self.bits.shape[1] < n:
-            b = np.empty((self.words, n), np.uint64); b[:, :self.n] = self.bits[:, :self.n]; self.bits = b
+            b = np.empty((self.words, n), np.uint64)
+            b[:, : self.n] = self.bits[:, : self.n]
+            self.bits = b
 
     def _code(self, source: str, stamp) -> int:
         c = self.stamps.get(source)
-        if c is None: c = self.stamps[source] = (self._ncodes, stamp); self._ncodes += 1
+        if c is None:
+            c = self.stamps[source] = (self._ncodes, stamp)
+            self._ncodes += 1
         return c[0]
 
-    def append(self, ids: np.ndarray, sources, chunk_index: np.ndarray, mat: np.ndarray, stamps: dict, kw_len: np.ndarray | None = None):
+    def append(
+        self,
+        ids: np.ndarray,
+        sources,
+        chunk_index: np.ndarray,
+        mat: np.ndarray,
+        stamps: dict,
+        kw_len: np.ndarray | None = None,
+    ):
         "Add rows (ids, their source names as an Arrow array, their chunk indexes, float32 vectors, keyword lengths)."
         m = len(ids)
-        if not m: return
+        if not m:
+            return
         lo, hi = self.n, self.n + m
         enc = sources.dictionary_encode()
         lut = np.array([self._code(s, stamps.get(s)) for s in enc.dictionary.to_pylist()], np.int32)
-        for name in ("ids", "src", "alive", "cidx", "kwlen"): setattr(self, name, _grow(getattr(self, name), hi))
+        for name in ("ids", "src", "alive", "cidx", "kwlen"):
+            setattr(self, name, _grow(getattr(self, name), hi))
         src = lut[enc.indices.to_numpy(zero_copy_only=False)]
         self.ids[lo:hi], self.src[lo:hi], self.alive[lo:hi], self.cidx[lo:hi] = ids, src, True, chunk_index
         self.kwlen[lo:hi] = 0 if kw_len is None else kw_len
         # a source's first chunk: the row with the lowest chunk_index per code (a source may span batches)
         self.head = _grow(self.head, self._ncodes)
-        order = np.lexsort((chunk_index, src)); first = order[np.r_[True, src[order][1:] != src[order][:-1]]]
+        order = np.lexsort((chunk_index, src))
+        first = order[np.r_[True, src[order][1:] != src[order][:-1]]]
         for c, r in zip(src[first].tolist(), (first + lo).tolist()):
-            if c >= self._known_heads or self.cidx[r] < self.cidx[self.head[c]]: self.head[c] = r   # codes new in this batch have no head yet
+            if c >= self._known_heads or self.cidx[r] < self.cidx[self.head[c]]:
+                self.head[c] = r  # codes new in this batch have no head yet
         self._known_heads = self._ncodes
         if not self.compact:
-            self.f32 = _grow(self.f32, hi); self.f32[lo:hi] = mat
+            self.f32 = _grow(self.f32, hi)
+            self.f32[lo:hi] = mat
         else:
-            if self.mu is None: self.mu = mat.mean(axis=0)   # sign bits of centred vectors: balanced bits separate better
-            amax = np.abs(mat).max(axis=1); s = np.where(amax > 0, amax / 127, 1).astype(np.float32)
+            if self.mu is None:
+                self.mu = mat.mean(axis=0)  # sign bits of centred vectors: balanced bits separate better
+            amax = np.abs(mat).max(axis=1)
+            s = np.where(amax > 0, amax / 127, 1).astype(np.float32)
             self.q8, self.scale = _grow(self.q8, hi), _grow(self.scale, hi)
             if self.bits.shape[1] < hi:
-                b = np.empty((self.words, len(self.scale)), np.uint64); b[:, :lo] = self.bits[:, :lo]; self.bits = b
-            self.q8[lo:hi] = np.rint(mat / s[:, None]); self.scale[lo:hi] = s
+                b = np.empty((self.words, len(self.scale)), np.uint64)
+                b[:, :lo] = self.bits[:, :lo]
+                self.bits = b
+            self.q8[lo:hi] = np.rint(mat / s[:, None])
+            self.scale[lo:hi] = s
             self.bits[:, lo:hi] = self._pack(mat - self.mu).T
             os.pwrite(self._disk.fileno(), np.ascontiguousarray(mat, np.float32).tobytes(), lo * self.dim * 4)
-        self.n = hi; self._by_code = self._id2row = self._kwstats = self._headrow = None
+        self.n = hi
+        self._by_code = self._id2row = self._kwstats = self._headrow = None
 
     def _pack(self, x: np.ndarray) -> np.ndarray:
         b = np.packbits(x > 0, axis=-1)
         pad = self.words * 8 - b.shape[-1]
-        if pad: b = np.concatenate([b, np.zeros(b.shape[:-1] + (pad,), np.uint8)], axis=-1)
+        if pad:
+            b = np.concatenate([b, np.zeros(b.shape[:-1] + (pad,), np.uint8)], axis=-1)
         return b.view(np.uint64)
 
     def load(self, con, where: str = "", params=(), stamps=None):
         "Append the rows of `chunks` matching `where`, streamed in batches (never the whole float32 table at once)."
-        stamps = stamps if stamps is not None else dict(con.execute("SELECT source, ingested_at FROM sources").fetchall())
+        stamps = (
+            stamps if stamps is not None else dict(con.execute("SELECT source, ingested_at FROM sources").fetchall())
+        )
         limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-        con.execute(f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'")   # DuckDB would keep the scanned float32 blocks cached: 2.9 GB RSS at 1M chunks, +250 MB at 100k
+        con.execute(
+            f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'"
+        )  # DuckDB would keep the scanned float32 blocks cached: 2.9 GB RSS at 1M chunks, +250 MB at 100k
         try:
             con.execute(f"SELECT id, source, chunk_index, emb, coalesce(kw_len, 0) FROM chunks {where}", list(params))
             for b in con.to_arrow_reader(_BATCH):
                 mat = b.column(3).values.to_numpy(zero_copy_only=False).reshape(len(b), self.dim)
-                self.append(b.column(0).to_numpy(), b.column(1), b.column(2).to_numpy(zero_copy_only=False), mat, stamps,
-                            b.column(4).to_numpy(zero_copy_only=False))
-        finally: con.execute(f"SET memory_limit = '{limit}'")
+                self.append(
+                    b.column(0).to_numpy(),
+                    b.column(1),
+                    b.column(2).to_numpy(zero_copy_only=False),
+                    mat,
+                    stamps,
+                    b.column(4).to_numpy(zero_copy_only=False),
+                )
+        finally:
+            con.execute(f"SET memory_limit = '{limit}'")
 
     def refresh(self, con, gen: str) -> bool:
         "Follow the index to generation `gen` by reloading only the sources written since; False if a full reload is due."
         stamps = dict(con.execute("SELECT source, ingested_at FROM sources").fetchall())
-        changed = [s for s, (c, st) in self.stamps.items() if stamps.get(s) != st]   # rewritten, renamed or deleted
-        if len(changed) > max(1000, len(self.stamps) // 5): return False
+        changed = [s for s, (c, st) in self.stamps.items() if stamps.get(s) != st]  # rewritten, renamed or deleted
+        if len(changed) > max(1000, len(self.stamps) // 5):
+            return False
         if changed:
             codes = np.array([self.stamps.pop(s)[0] for s in changed], np.int32)
-            self.alive[:self.n][np.isin(self.src[:self.n], codes)] = False
+            self.alive[: self.n][np.isin(self.src[: self.n], codes)] = False
             self._id2row = self._kwstats = self._headrow = None
         fresh = [s for s in stamps if s not in self.stamps]
-        if len(fresh) > max(1000, len(stamps) // 5): return False
-        if fresh: self.load(con, "WHERE source IN (SELECT unnest(?::VARCHAR[]))", [fresh], stamps)
-        live = int(self.alive[:self.n].sum())
-        if live != con.execute("SELECT count(*) FROM chunks").fetchone()[0] or live < 0.75 * self.n: return False
+        if len(fresh) > max(1000, len(stamps) // 5):
+            return False
+        if fresh:
+            self.load(con, "WHERE source IN (SELECT unnest(?::VARCHAR[]))", [fresh], stamps)
+        live = int(self.alive[: self.n].sum())
+        if live != con.execute("SELECT count(*) FROM chunks").fetchone()[0] or live < 0.75 * self.n:
+            return False
         self.gen, self._by_code, self._id2row, self._kwstats, self._headrow = gen, None, None, None, None
         return True
 
     def head_rows(self) -> np.ndarray:
         "Per row: the row of its document's first chunk (cached until the rows change)."
-        if self._headrow is None: self._headrow = self.head[self.src[:self.n]]
+        if self._headrow is None:
+            self._headrow = self.head[self.src[: self.n]]
         return self._headrow
 
     # ---- what the keyword side needs (06b_bm25)
     def rows_of(self, ids: np.ndarray) -> np.ndarray:
         "Row positions of live chunk ids (-1 for an id this process does not hold)."
         if self._id2row is None:
-            live = np.flatnonzero(self.alive[:self.n])
+            live = np.flatnonzero(self.alive[: self.n])
             m = np.full(int(self.ids[live].max()) + 1 if len(live) else 0, -1, np.int64)
-            m[self.ids[live]] = live; self._id2row = m
+            m[self.ids[live]] = live
+            self._id2row = m
         m, ids = self._id2row, np.asarray(ids, np.int64)
-        out = np.full(len(ids), -1, np.int64); ok = (ids >= 0) & (ids < len(m)); out[ok] = m[ids[ok]]
+        out = np.full(len(ids), -1, np.int64)
+        ok = (ids >= 0) & (ids < len(m))
+        out[ok] = m[ids[ok]]
         return out
 
     def keyword_stats(self) -> tuple[int, float, np.ndarray, int, float]:
         "(live chunks, their mean keyword length ≥ 1, chunks per source code, sources, mean chunks per source ≥ 1)."
         if self._kwstats is None:
-            a = self.alive[:self.n]; n = int(a.sum()); nsrc = len(self.stamps)
-            cc = np.bincount(self.src[:self.n][a], minlength=self._ncodes).astype(np.float64)
-            self._kwstats = (n, max(float(self.kwlen[:self.n][a].mean()) if n else 0.0, 1.0), cc, nsrc, max(n / nsrc if nsrc else 0.0, 1.0))
+            a = self.alive[: self.n]
+            n = int(a.sum())
+            nsrc = len(self.stamps)
+            cc = np.bincount(self.src[: self.n][a], minlength=self._ncodes).astype(np.float64)
+            self._kwstats = (
+                n,
+                max(float(self.kwlen[: self.n][a].mean()) if n else 0.0, 1.0),
+                cc,
+                nsrc,
+                max(n / nsrc if nsrc else 0.0, 1.0),
+            )
         return self._kwstats
 
     # ---- scope
@@ -161,7 +223,7 @@ class VectorMatrix:
         "Positions of the live rows whose source is in the scope (a base or below it)."
         if self._by_code is None:
             names = sorted((s, c) for s, (c, _) in self.stamps.items())
-            src = self.src[:self.n]
+            src = self.src[: self.n]
             order = np.argsort(src, kind="stable")
             starts = np.searchsorted(src[order], np.arange(self._ncodes + 1))
             self._by_code = ([s for s, _ in names], np.array([c for _, c in names], np.int32), order, starts)
@@ -169,11 +231,13 @@ class VectorMatrix:
         picked = set()
         for b in bases:
             i = bisect.bisect_left(names, b)
-            if i < len(names) and names[i] == b: picked.add(int(codes[i]))
-            lo, hi = bisect.bisect_left(names, b + "/"), bisect.bisect_left(names, b + "0")   # '0' follows '/'
+            if i < len(names) and names[i] == b:
+                picked.add(int(codes[i]))
+            lo, hi = bisect.bisect_left(names, b + "/"), bisect.bisect_left(names, b + "0")  # '0' follows '/'
             picked.update(int(c) for c in codes[lo:hi])
-        if not picked: return np.zeros(0, np.int64)
-        pos = np.concatenate([order[starts[c]:starts[c + 1]] for c in sorted(picked)])
+        if not picked:
+            return np.zeros(0, np.int64)
+        pos = np.concatenate([order[starts[c] : starts[c + 1]] for c in sorted(picked)])
         return pos[self.alive[pos]]
 
     # ---- search
@@ -183,184 +247,282 @@ class VectorMatrix:
         buf = b"".join(os.pread(fd, row, int(p) * row) for p in pos)
         return np.einsum("ij,j->i", np.frombuffer(buf, np.float32).reshape(len(pos), self.dim), q)
 
-    def search(self, q: np.ndarray, k: int, bases: list[str] | None = None,
-               doc_context: float = 0.0, # >0: rank by (1-c)·d(chunk) + c·d(its document's first chunk)
-               raw: dict | None = None # filled with chunk id -> its own cosine distance, for the hits returned
-              ) -> list[tuple[int, float]]:
+    def search(
+        self,
+        q: np.ndarray,
+        k: int,
+        bases: list[str] | None = None,
+        doc_context: float = 0.0,  # >0: rank by (1-c)·d(chunk) + c·d(its document's first chunk)
+        raw: dict | None = None,  # filled with chunk id -> its own cosine distance, for the hits returned
+    ) -> list[tuple[int, float]]:
         "Top-`k` (chunk id, cosine distance — blended when `doc_context` > 0), closest first, ties by id."
         q, c = np.asarray(q, np.float32), float(doc_context)
         pos = self.rows_in(bases) if bases is not None else None
         if not self.compact:
             if pos is None:
-                sim = np.einsum("ij,j->i", self.f32[:self.n], q)   # not BLAS: its threads stall on a busy 2-core machine (40 ms for 2,000 rows)
-                if not self.alive[:self.n].all(): sim[~self.alive[:self.n]] = -np.inf
-                own = sim; sim = (1 - c) * sim + c * sim[self.head_rows()] if c else sim
+                sim = np.einsum(
+                    "ij,j->i", self.f32[: self.n], q
+                )  # not BLAS: its threads stall on a busy 2-core machine (40 ms for 2,000 rows)
+                if not self.alive[: self.n].all():
+                    sim[~self.alive[: self.n]] = -np.inf
+                own = sim
+                sim = (1 - c) * sim + c * sim[self.head_rows()] if c else sim
                 pos = np.arange(self.n)
             else:
                 own = np.einsum("ij,j->i", self.f32[pos], q)
                 sim = (1 - c) * own + c * np.einsum("ij,j->i", self.f32[self.head[self.src[pos]]], q) if c else own
             return self._top(pos, sim, k, own, raw)
-        if pos is None:   # candidates by Hamming distance of sign bits: 48 bytes a row instead of 384 (int8) or 1536 (float32)
-            qb = self._pack(q - self.mu)   # the query centred too: recall@10 0.9925 against 0.9775 uncentred (100k, 2,000 candidates)
-            h = np.bitwise_count(self.bits[0, :self.n] ^ qb[0]).astype(np.int16)
-            for j in range(1, self.words): h += np.bitwise_count(self.bits[j, :self.n] ^ qb[j])
+        if (
+            pos is None
+        ):  # candidates by Hamming distance of sign bits: 48 bytes a row instead of 384 (int8) or 1536 (float32)
+            qb = self._pack(
+                q - self.mu
+            )  # the query centred too: recall@10 0.9925 against 0.9775 uncentred (100k, 2,000 candidates)
+            h = np.bitwise_count(self.bits[0, : self.n] ^ qb[0]).astype(np.int16)
+            for j in range(1, self.words):
+                h += np.bitwise_count(self.bits[j, : self.n] ^ qb[j])
             top = self.dim
-            if c:   # blended in sixteenths, in int16: a float blend of a million rows cost more than the Hamming distances
-                wc = int(round(16 * c)); h = h * (16 - wc) + h[self.head_rows()] * wc; top = 16 * self.dim
-            if not self.alive[:self.n].all(): h[~self.alive[:self.n]] = top + 1
+            if (
+                c
+            ):  # blended in sixteenths, in int16: a float blend of a million rows cost more than the Hamming distances
+                wc = int(round(16 * c))
+                h = h * (16 - wc) + h[self.head_rows()] * wc
+                top = 16 * self.dim
+            if not self.alive[: self.n].all():
+                h[~self.alive[: self.n]] = top + 1
             want = max(CANDIDATES, 50 * k, self.n // CANDIDATE_SHARE)
             cum = np.cumsum(np.bincount(h, minlength=top + 2))
-            thr = int(np.searchsorted(cum, min(want, int(self.alive[:self.n].sum()))))
+            thr = int(np.searchsorted(cum, min(want, int(self.alive[: self.n].sum()))))
             pos = np.flatnonzero(h <= min(thr, top))
-        if not len(pos): return []
+        if not len(pos):
+            return []
         l1 = 0.5 * float(np.abs(q).sum())
-        def approx(p): return np.einsum("ij,j->i", self.q8[p].astype(np.float32), q) * self.scale[p], self.scale[p] * l1 + 1e-5   # |q·error| ≤ Σ|qⱼ|·scale/2
+
+        def approx(p):
+            return np.einsum("ij,j->i", self.q8[p].astype(np.float32), q) * self.scale[p], self.scale[
+                p
+            ] * l1 + 1e-5  # |q·error| ≤ Σ|qⱼ|·scale/2
+
         a, b = approx(pos)
-        if c:   # each document's opening once, however many of its chunks are candidates
-            uh, inv = np.unique(self.head[self.src[pos]], return_inverse=True); ah, bh = approx(uh)
+        if c:  # each document's opening once, however many of its chunks are candidates
+            uh, inv = np.unique(self.head[self.src[pos]], return_inverse=True)
+            ah, bh = approx(uh)
             a, b = (1 - c) * a + c * ah[inv], (1 - c) * b + c * bh[inv]
         ub = a + b
         o = np.argsort(-ub, kind="stable")
         m = min(len(o), max(2 * k, k + 32))
+
         def exact(sel):
             own = self._exact(pos[sel], q)
             return ((1 - c) * own + c * self._exact(self.head[self.src[pos[sel]]], q) if c else own), own
-        sel = o[:m]; sim, own = exact(sel)
+
+        sel = o[:m]
+        sim, own = exact(sel)
         if len(sim) >= k:
-            t = np.partition(sim, len(sim) - k)[len(sim) - k]   # k-th best exact score so far
-            more = o[m:][ub[o[m:]] >= t]   # only these could still beat it
+            t = np.partition(sim, len(sim) - k)[len(sim) - k]  # k-th best exact score so far
+            more = o[m:][ub[o[m:]] >= t]  # only these could still beat it
             if len(more):
                 s2, o2 = exact(more)
                 sel, sim, own = np.concatenate([sel, more]), np.concatenate([sim, s2]), np.concatenate([own, o2])
         return self._top(pos[sel], sim, k, own, raw)
 
-    def _top(self, pos: np.ndarray, sim: np.ndarray, k: int, own: np.ndarray, raw: dict | None) -> list[tuple[int, float]]:
-        if not len(pos): return []
+    def _top(
+        self, pos: np.ndarray, sim: np.ndarray, k: int, own: np.ndarray, raw: dict | None
+    ) -> list[tuple[int, float]]:
+        if not len(pos):
+            return []
         k = min(k, len(pos))
         dist = 1.0 - sim
         top = np.argpartition(dist, k - 1)[:k] if k < len(pos) else np.arange(len(pos))
         top = top[np.isfinite(dist[top])]
         ids = self.ids[pos[top]]
         o = np.lexsort((ids, dist[top]))
-        if raw is not None: raw.update((int(ids[i]), float(1.0 - own[top][i])) for i in o)
+        if raw is not None:
+            raw.update((int(ids[i]), float(1.0 - own[top][i])) for i in o)
         return [(int(ids[i]), float(dist[top][i])) for i in o]
 
 # %% ../nbs/06a_vectors.ipynb #7e9ed14a
 _cache: dict = {}
 _cache_lock = threading.Lock()
 
-def vectors(con, db_key: str, compact_above: int | None = None,
-            gen: str | None = None # the index's generation, when the caller has read it this operation (one meta read per query)
-           ) -> VectorMatrix | None:
+
+def vectors(
+    con,
+    db_key: str,
+    compact_above: int | None = None,
+    gen: str
+    | None = None,  # the index's generation, when the caller has read it this operation (one meta read per query)
+) -> VectorMatrix | None:
     "The index's vectors in this process, refreshed when its generation changes (None before the first chunk)."
-    if gen is None: gen = get_meta(con).get("generation", "0")
+    if gen is None:
+        gen = get_meta(con).get("generation", "0")
     with _cache_lock:
         vm = _cache.get(db_key)
-        if vm is not None and vm.gen == gen: return vm
-        if not has_chunks_table(con): return None
+        if vm is not None and vm.gen == gen:
+            return vm
+        if not has_chunks_table(con):
+            return None
         if vm is not None:
             with vm.lock:
-                if vm.refresh(con, gen): return vm
-        if vm is not None: vm.close()
+                if vm.refresh(con, gen):
+                    return vm
+        if vm is not None:
+            vm.close()
         n = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
         dim = int(get_meta(con).get("dim", 0)) or con.execute("SELECT len(emb) FROM chunks LIMIT 1").fetchone()[0]
         vm = VectorMatrix(dim, n > (COMPACT_ABOVE if compact_above is None else compact_above))
-        if vm.compact and not os.environ.get("MINIRAG_DUCKDB_MEMORY"):   # this connection and the process's later ones
-            limit_memory(COMPACT_DUCKDB_MEMORY); con.execute(f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'")
-        vm.reserve(n + n // 4 + 1024); vm.load(con); vm.gen = gen   # headroom: later writes append without copying (untouched pages cost no memory)
+        if vm.compact and not os.environ.get("MINIRAG_DUCKDB_MEMORY"):  # this connection and the process's later ones
+            limit_memory(COMPACT_DUCKDB_MEMORY)
+            con.execute(f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'")
+        vm.reserve(n + n // 4 + 1024)
+        vm.load(con)
+        vm.gen = gen  # headroom: later writes append without copying (untouched pages cost no memory)
         _cache[db_key] = vm
         return vm
 
+
 _asked: set = set()
+
 
 def held(db_key: str) -> bool:
     "Whether this process has, or keeps on first use, a matrix for `db_key`."
     return db_key in _cache or holds_vectors()
 
+
 def holds_vectors() -> bool:
     "Whether this process keeps a matrix from its first query: yes unless MINIRAG_HOLD_VECTORS=0 (the CLI: mostly one question per process)."
     return os.environ.get("MINIRAG_HOLD_VECTORS", "1") != "0"
 
-def sql_nearest(con, q: np.ndarray, k: int, bases: list[str] | None = None, doc_context: float = 0.0, raw: dict | None = None) -> list[tuple[int, float]]:
+
+def sql_nearest(
+    con, q: np.ndarray, k: int, bases: list[str] | None = None, doc_context: float = 0.0, raw: dict | None = None
+) -> list[tuple[int, float]]:
     "Exact top-`k` by DuckDB's `array_cosine_distance`: one scan, no matrix (0.1 s at 100k chunks against 0.65 s to load them)."
     cond, ps = scope_condition(bases)
     q = np.asarray(q, np.float32)
     d = f"SELECT id, source, chunk_index, array_cosine_distance(emb, ?::FLOAT[{len(q)}]) AS d FROM chunks WHERE {cond}"
     c = float(doc_context)
     # MATERIALIZED: read twice (hits, and each source's opening), an inlined CTE scanned the vectors twice (0.57 → 0.43 s cold, 0.24 → 0.13 s warm at 100k)
-    if c: sql = (f"WITH d AS MATERIALIZED ({d}), h AS (SELECT source, arg_min(d, chunk_index) AS hd FROM d GROUP BY source) "
-                 f"SELECT id, (1 - {c!r}) * d + {c!r} * hd AS b, d FROM d JOIN h USING (source) ORDER BY b, id LIMIT ?")
-    else: sql = f"SELECT id, d, d FROM ({d}) ORDER BY d, id LIMIT ?"
+    if c:
+        sql = (
+            f"WITH d AS MATERIALIZED ({d}), h AS (SELECT source, arg_min(d, chunk_index) AS hd FROM d GROUP BY source) "
+            f"SELECT id, (1 - {c!r}) * d + {c!r} * hd AS b, d FROM d JOIN h USING (source) ORDER BY b, id LIMIT ?"
+        )
+    else:
+        sql = f"SELECT id, d, d FROM ({d}) ORDER BY d, id LIMIT ?"
     limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-    con.execute("SET memory_limit = '256MB'")   # a scan of every vector would otherwise stay cached: 1.6 GB RSS for one CLI query at 1M chunks
-    try: rows = con.execute(sql, [q.tolist(), *ps, int(k)]).fetchall()
-    finally: con.execute(f"SET memory_limit = '{limit}'")
-    if raw is not None: raw.update((int(i), float(o)) for i, _, o in rows)
+    con.execute(
+        "SET memory_limit = '256MB'"
+    )  # a scan of every vector would otherwise stay cached: 1.6 GB RSS for one CLI query at 1M chunks
+    try:
+        rows = con.execute(sql, [q.tolist(), *ps, int(k)]).fetchall()
+    finally:
+        con.execute(f"SET memory_limit = '{limit}'")
+    if raw is not None:
+        raw.update((int(i), float(o)) for i, _, o in rows)
     return [(int(i), float(b)) for i, b, _ in rows]
 
-def nearest(con, db_key: str, q: np.ndarray, k: int, bases: list[str] | None = None, doc_context: float = 0.0, raw: dict | None = None,
-            gen: str | None = None) -> list[tuple[int, float]]:
+
+def nearest(
+    con,
+    db_key: str,
+    q: np.ndarray,
+    k: int,
+    bases: list[str] | None = None,
+    doc_context: float = 0.0,
+    raw: dict | None = None,
+    gen: str | None = None,
+) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, distance) from this process's matrix, or from DuckDB when the process holds none and does not keep one (`holds_vectors`)."
-    if db_key not in _cache and not holds_vectors() and db_key not in _asked:   # a second question (eval) loads the matrix
+    if (
+        db_key not in _cache and not holds_vectors() and db_key not in _asked
+    ):  # a second question (eval) loads the matrix
         _asked.add(db_key)
-        if not has_chunks_table(con): return []
-        vm = one_shot_vectors(con, db_key, gen)   # the snapshot beside the index, brought up to date (below)
-        if vm is None: return sql_nearest(con, q, k, bases, doc_context, raw)
-        with vm.lock: return vm.search(q, k, bases, doc_context, raw)
+        if not has_chunks_table(con):
+            return []
+        vm = one_shot_vectors(con, db_key, gen)  # the snapshot beside the index, brought up to date (below)
+        if vm is None:
+            return sql_nearest(con, q, k, bases, doc_context, raw)
+        with vm.lock:
+            return vm.search(q, k, bases, doc_context, raw)
     vm = vectors(con, db_key, gen=gen)
-    if vm is None: return []
-    with vm.lock: return vm.search(q, k, bases, doc_context, raw)
+    if vm is None:
+        return []
+    with vm.lock:
+        return vm.search(q, k, bases, doc_context, raw)
 
 # %% ../nbs/06a_vectors.ipynb #05007e84
 SNAPSHOT_MAGIC = b"minirag vectors 1\n"
 _SNAP_ARRAYS = ("ids", "src", "alive", "cidx", "kwlen", "f32")
-_SNAP_DTYPES = dict(ids=np.int64, src=np.int32, alive=np.bool_, cidx=np.int32, kwlen=np.int32, f32=np.float32, head=np.int64)
+_SNAP_DTYPES = dict(
+    ids=np.int64, src=np.int32, alive=np.bool_, cidx=np.int32, kwlen=np.int32, f32=np.float32, head=np.int64
+)
+
 
 def snapshot_path(db_key: str) -> Path | None:
     "`index.vectors` beside the index file `db_key` (None for a key that names no index file)."
     p = Path(db_key)
     return p.with_suffix(".vectors") if p.suffix == ".duckdb" else None
 
-def _data_start(header: bytes) -> int: return -(-(len(SNAPSHOT_MAGIC) + 8 + len(header)) // 64) * 64
+
+def _data_start(header: bytes) -> int:
+    return -(-(len(SNAPSHOT_MAGIC) + 8 + len(header)) // 64) * 64
+
 
 def save_snapshot(vm: VectorMatrix, path: Path) -> bool:
     "Write a float32 matrix to `path` (a temporary file renamed over it: a reader sees the old file or the new one); False if refused."
-    if vm.compact: return False
-    arrays = {name: np.ascontiguousarray(getattr(vm, name)[:vm.n]) for name in _SNAP_ARRAYS}
-    arrays["head"] = np.ascontiguousarray(vm.head[:vm._ncodes])
+    if vm.compact:
+        return False
+    arrays = {name: np.ascontiguousarray(getattr(vm, name)[: vm.n]) for name in _SNAP_ARRAYS}
+    arrays["head"] = np.ascontiguousarray(vm.head[: vm._ncodes])
     layout, off = {}, 0
-    for name, a in arrays.items(): layout[name] = (a.dtype.str, list(a.shape), off); off += -(-a.nbytes // 64) * 64
+    for name, a in arrays.items():
+        layout[name] = (a.dtype.str, list(a.shape), off)
+        off += -(-a.nbytes // 64) * 64
     stamps = [[s, c, None if t is None else t.isoformat()] for s, (c, t) in vm.stamps.items()]
     header = json.dumps(dict(dim=vm.dim, n=vm.n, ncodes=vm._ncodes, stamps=stamps, arrays=layout)).encode()
     base, tmp = _data_start(header), None
-    for old in path.parent.glob(".vectors-*"):   # left by a process killed while writing
+    for old in path.parent.glob(".vectors-*"):  # left by a process killed while writing
         try:
-            if time.time() - old.stat().st_mtime > 600: old.unlink()
-        except OSError: pass
+            if time.time() - old.stat().st_mtime > 600:
+                old.unlink()
+        except OSError:
+            pass
     try:
         fd, tmp = tempfile.mkstemp(prefix=".vectors-", dir=path.parent)
-        os.chmod(tmp, os.stat(path.with_suffix(".duckdb")).st_mode & 0o777)   # readable by whoever can read the index
+        os.chmod(tmp, os.stat(path.with_suffix(".duckdb")).st_mode & 0o777)  # readable by whoever can read the index
         with os.fdopen(fd, "wb") as f:
             f.write(SNAPSHOT_MAGIC + len(header).to_bytes(8, "little") + header)
-            for name, a in arrays.items(): f.seek(base + layout[name][2]); f.write(a.data)
+            for name, a in arrays.items():
+                f.seek(base + layout[name][2])
+                f.write(a.data)
             f.truncate(base + off)
-        os.replace(tmp, path); return True
-    except OSError:   # a full disk, a read-only folder, a Windows reader holding the old file: the next process scans instead
+        os.replace(tmp, path)
+        return True
+    except (
+        OSError
+    ):  # a full disk, a read-only folder, a Windows reader holding the old file: the next process scans instead
         if tmp:
-            try: os.unlink(tmp)
-            except OSError: pass
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
         return False
+
 
 def _read_exactly(f, a: np.ndarray, offset: int) -> bool:
     "Fill `a` from `offset` of the unbuffered file `f`."
-    if not a.nbytes: return True
+    if not a.nbytes:
+        return True
     mv = memoryview(a).cast("B")
     f.seek(offset)
     while mv.nbytes:
         got = f.readinto(mv)
-        if not got: return False
+        if not got:
+            return False
         mv = mv[got:]
     return True
+
 
 def load_snapshot(path: Path, dim: int) -> VectorMatrix | None:
     "The matrix saved at `path`, its vectors mapped read-only; None if it is missing, of another dimension, or not whole."
@@ -368,56 +530,89 @@ def load_snapshot(path: Path, dim: int) -> VectorMatrix | None:
         with open(path, "rb", buffering=0) as f:
             size = os.fstat(f.fileno()).st_size
             lead = np.empty(len(SNAPSHOT_MAGIC) + 8, np.uint8)
-            if size < lead.nbytes or not _read_exactly(f, lead, 0) or lead[:len(SNAPSHOT_MAGIC)].tobytes() != SNAPSHOT_MAGIC: return None
-            hlen = int.from_bytes(lead[len(SNAPSHOT_MAGIC):].tobytes(), "little")
-            if hlen > size: return None
+            if (
+                size < lead.nbytes
+                or not _read_exactly(f, lead, 0)
+                or lead[: len(SNAPSHOT_MAGIC)].tobytes() != SNAPSHOT_MAGIC
+            ):
+                return None
+            hlen = int.from_bytes(lead[len(SNAPSHOT_MAGIC) :].tobytes(), "little")
+            if hlen > size:
+                return None
             header = np.empty(hlen, np.uint8)
-            if not _read_exactly(f, header, lead.nbytes): return None
-            header = header.tobytes(); h = json.loads(header)
-            if h["dim"] != dim or set(h["arrays"]) != set(_SNAP_DTYPES): return None
+            if not _read_exactly(f, header, lead.nbytes):
+                return None
+            header = header.tobytes()
+            h = json.loads(header)
+            if h["dim"] != dim or set(h["arrays"]) != set(_SNAP_DTYPES):
+                return None
             base, got = _data_start(header), {}
             for name, (dt, shape, off) in h["arrays"].items():
-                if np.dtype(dt) != _SNAP_DTYPES[name]: return None
+                if np.dtype(dt) != _SNAP_DTYPES[name]:
+                    return None
                 rows, shape = int(shape[0]), tuple(int(x) for x in shape)
-                if name == "f32":   # mapped, not read: 0.01 s instead of 0.08 at 100k (the page cache's own pages; a write copies)
-                    if base + off + rows * int(np.prod(shape[1:], dtype=np.int64)) * 4 > size: return None
-                    got[name] = (np.memmap(f, np.float32, "r", base + off, shape) if rows else np.zeros(shape, np.float32), rows, shape)
+                if (
+                    name == "f32"
+                ):  # mapped, not read: 0.01 s instead of 0.08 at 100k (the page cache's own pages; a write copies)
+                    if base + off + rows * int(np.prod(shape[1:], dtype=np.int64)) * 4 > size:
+                        return None
+                    got[name] = (
+                        np.memmap(f, np.float32, "r", base + off, shape) if rows else np.zeros(shape, np.float32),
+                        rows,
+                        shape,
+                    )
                     continue
-                a = np.empty((rows + rows // 4 + 1024,) + shape[1:], _SNAP_DTYPES[name])   # room to grow; untouched pages cost nothing
-                if base + off + a[:rows].nbytes > size or not _read_exactly(f, a[:rows], base + off): return None
+                a = np.empty(
+                    (rows + rows // 4 + 1024,) + shape[1:], _SNAP_DTYPES[name]
+                )  # room to grow; untouched pages cost nothing
+                if base + off + a[:rows].nbytes > size or not _read_exactly(f, a[:rows], base + off):
+                    return None
                 got[name] = (a, rows, shape)
-    except (OSError, ValueError, KeyError, TypeError, IndexError): return None
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        return None
     n, ncodes = int(h["n"]), int(h["ncodes"])
-    if any(got[x][1] != n for x in _SNAP_ARRAYS) or got["f32"][2] != (n, dim) or got["head"][1] != ncodes: return None
-    if n and (got["src"][0][:n].min() < 0 or got["src"][0][:n].max() >= ncodes): return None
+    if any(got[x][1] != n for x in _SNAP_ARRAYS) or got["f32"][2] != (n, dim) or got["head"][1] != ncodes:
+        return None
+    if n and (got["src"][0][:n].min() < 0 or got["src"][0][:n].max() >= ncodes):
+        return None
     vm = VectorMatrix(dim, False)
-    for name, (a, _, _) in got.items(): setattr(vm, name, a)
+    for name, (a, _, _) in got.items():
+        setattr(vm, name, a)
     vm.n, vm._ncodes, vm._known_heads = n, ncodes, ncodes
     vm.stamps = {s: (int(c), None if t is None else datetime.fromisoformat(t)) for s, c, t in h["stamps"]}
     return vm
 
+
 def one_shot_vectors(con, db_key: str, gen: str | None = None) -> VectorMatrix | None:
     "Vectors for a process that holds none: the snapshot brought up to date, else a full load saved for the next process; None (scan instead) above COMPACT_ABOVE chunks or with no snapshot and no writable folder."
     path = snapshot_path(db_key)
-    if path is None: return None
+    if path is None:
+        return None
     meta = get_meta(con)
     gen = meta.get("generation", "0") if gen is None else gen
-    if con.execute("SELECT count(*) FROM chunks").fetchone()[0] > COMPACT_ABOVE: return None
+    if con.execute("SELECT count(*) FROM chunks").fetchone()[0] > COMPACT_ABOVE:
+        return None
     vm = load_snapshot(path, int(meta.get("dim", 0)))
     if vm is not None:
-        before = (vm.n, int(vm.alive[:vm.n].sum()))
+        before = (vm.n, int(vm.alive[: vm.n].sum()))
         if vm.refresh(con, gen):
-            if (vm.n, int(vm.alive[:vm.n].sum())) != before: save_snapshot(vm, path)
-            with _cache_lock: _cache[db_key] = vm
+            if (vm.n, int(vm.alive[: vm.n].sum())) != before:
+                save_snapshot(vm, path)
+            with _cache_lock:
+                _cache[db_key] = vm
             return vm
-    if not os.access(path.parent, os.W_OK): return None   # nothing can be kept: a DuckDB scan per query beats a full load per query
+    if not os.access(path.parent, os.W_OK):
+        return None  # nothing can be kept: a DuckDB scan per query beats a full load per query
     vm = vectors(con, db_key, gen=gen)
-    if vm is not None: save_snapshot(vm, path)
+    if vm is not None:
+        save_snapshot(vm, path)
     return vm
+
 
 def prefetch(con, db_key: str, gen: str | None = None):
     "Get a one-shot process's vectors ready before its query vector is (they do not depend on it): the CLI reads the snapshot while the model finishes loading."
-    if db_key in _cache or holds_vectors() or db_key in _asked or not has_chunks_table(con): return
+    if db_key in _cache or holds_vectors() or db_key in _asked or not has_chunks_table(con):
+        return
     _asked.add(db_key)
-    if one_shot_vectors(con, db_key, gen) is None: _asked.discard(db_key)   # `nearest` scans instead
-
+    if one_shot_vectors(con, db_key, gen) is None:
+        _asked.discard(db_key)  # `nearest` scans instead

@@ -9,11 +9,14 @@ from __future__ import annotations
 import html, re
 from .config import MiniragError
 from .frames import ChunkTable, QueryResult, breadcrumb, short  # raises the extra's install line without pandas
+
 try:  # the notebook layer is an extra: a lean `pip install minirag` (server, CLI) has no ipywidgets
     import pandas as pd
     import ipywidgets as W
 except ImportError as e:
-    raise MiniragError(f"minirag's notebook layer needs its extra ({e.name} is missing): pip install 'minirag[notebook]'") from None
+    raise MiniragError(
+        f"minirag's notebook layer needs its extra ({e.name} is missing): pip install 'minirag[notebook]'"
+    ) from None
 from .chunk import CODE_SPLIT_MARK
 from .api import Index
 
@@ -24,114 +27,170 @@ __all__ = ['SEARCH_VIEW_COLUMNS', 'split_labels', 'token_bar', 'sections_df', 'c
 # %% ../nbs/11_widgets.ipynb #61251f4c
 _TITLE = re.compile(r"^# [^\n]*\n\n")
 
-def split_labels(rows: list # chunk dicts in chunk order
-                ) -> list:
+
+def split_labels(
+    rows: list,  # chunk dicts in chunk order
+) -> list:
     "Per chunk: '' or 'table i/n' / 'code i/n' when a table or code block was split across chunks."
+
     def key(r):
-        pre = _TITLE.sub("", r["text"][:r["prefix_len"]])  # ingest puts "# Title" before chunk 0 only
-        if r["kind"] == "code_part" or CODE_SPLIT_MARK in pre: return ("code", pre)
-        if r["kind"] == "table" and "|" in pre: return ("table", pre)
+        pre = _TITLE.sub("", r["text"][: r["prefix_len"]])  # ingest puts "# Title" before chunk 0 only
+        if r["kind"] == "code_part" or CODE_SPLIT_MARK in pre:
+            return ("code", pre)
+        if r["kind"] == "table" and "|" in pre:
+            return ("table", pre)
         return None
+
     keys, out, i = [key(r) for r in rows], [""] * len(rows), 0
     while i < len(rows):
         j = i
-        while j + 1 < len(rows) and keys[i] is not None and keys[j + 1] == keys[i]: j += 1
+        while j + 1 < len(rows) and keys[i] is not None and keys[j + 1] == keys[i]:
+            j += 1
         if j > i or (keys[i] and keys[i][0] == "code"):
-            for n, k in enumerate(range(i, j + 1)): out[k] = f"{keys[i][0]} {n + 1}/{j - i + 1}"
+            for n, k in enumerate(range(i, j + 1)):
+                out[k] = f"{keys[i][0]} {n + 1}/{j - i + 1}"
         i = j + 1
     return out
 
 # %% ../nbs/11_widgets.ipynb #9db6f461
-def token_bar(tokens: int, # the chunk's token count
-              budget: int, # the budget it was cut against
-              width: int = 120 # bar width in pixels at 100 %
-             ) -> str:
+def token_bar(
+    tokens: int,  # the chunk's token count
+    budget: int,  # the budget it was cut against
+    width: int = 120,  # bar width in pixels at 100 %
+) -> str:
     "An inline HTML bar of `tokens` against `budget`."
     share = tokens / budget if budget else 0
     color = "#c0392b" if share > 1 else "#2e86c1"
     px = round(min(share, 1.25) * width)
-    return (f'<span class="mr-bar" title="{tokens}/{budget} tokens" style="display:inline-block;width:{width}px;'
-            f'background:#eee;position:relative"><span style="display:block;width:{px}px;max-width:{round(1.25 * width)}px;'
-            f'height:0.8em;background:{color}"></span></span> {tokens}')
+    return (
+        f'<span class="mr-bar" title="{tokens}/{budget} tokens" style="display:inline-block;width:{width}px;'
+        f'background:#eee;position:relative"><span style="display:block;width:{px}px;max-width:{round(1.25 * width)}px;'
+        f'height:0.8em;background:{color}"></span></span> {tokens}'
+    )
 
-def sections_df(ct: ChunkTable # a document's chunks
-               ) -> pd.DataFrame:
+
+def sections_df(
+    ct: ChunkTable,  # a document's chunks
+) -> pd.DataFrame:
     "One row per section: id, breadcrumb, chunk count, tokens, fullest chunk, kinds."
     df = ct.to_df()
-    if df.empty: return pd.DataFrame(columns=["parent_id", "breadcrumb", "chunks", "tokens", "max_budget_share", "kinds"])
+    if df.empty:
+        return pd.DataFrame(columns=["parent_id", "breadcrumb", "chunks", "tokens", "max_budget_share", "kinds"])
     g = df.groupby("parent_id", sort=False)
-    return pd.DataFrame(dict(parent_id=list(g.groups), breadcrumb=[breadcrumb(s) for s in g.section_head.first()],
-                             chunks=g.size().values, tokens=g.tokens.sum().values, max_budget_share=g.budget_share.max().values,
-                             kinds=[", ".join(dict.fromkeys(k)) for k in g.kind.agg(list)])).reset_index(drop=True)
+    return pd.DataFrame(
+        dict(
+            parent_id=list(g.groups),
+            breadcrumb=[breadcrumb(s) for s in g.section_head.first()],
+            chunks=g.size().values,
+            tokens=g.tokens.sum().values,
+            max_budget_share=g.budget_share.max().values,
+            kinds=[", ".join(dict.fromkeys(k)) for k in g.kind.agg(list)],
+        )
+    ).reset_index(drop=True)
 
 # %% ../nbs/11_widgets.ipynb #0ca3653e
-def chunk_view_html(ct: ChunkTable, # a document's chunks
-                    section: str | None = None, # show only this section id
-                    n: int = 160 # characters of each chunk body shown
-                   ) -> str:
+def chunk_view_html(
+    ct: ChunkTable,  # a document's chunks
+    section: str | None = None,  # show only this section id
+    n: int = 160,  # characters of each chunk body shown
+) -> str:
     "HTML: category, sections with breadcrumbs, each chunk's tokens against the budget and split marks."
     e = html.escape
     labels = dict(zip([r["chunk_index"] for r in ct.rows], split_labels(ct.rows)))
     over = sum(r["tokens"] > ct.budget for r in ct.rows)
-    out = [f'<div class="mr-chunks"><p><b>{e(ct.title or ct.display_path)}</b> · <code>{e(ct.display_path)}</code> · '
-           f'category <b>{e(ct.category or "unknown")}</b> · {len(ct)} chunks · budget {ct.budget} tokens'
-           + (f' · <span style="color:#c0392b">{over} over budget</span>' if over else "") + "</p>"]
+    out = [
+        f'<div class="mr-chunks"><p><b>{e(ct.title or ct.display_path)}</b> · <code>{e(ct.display_path)}</code> · '
+        f"category <b>{e(ct.category or 'unknown')}</b> · {len(ct)} chunks · budget {ct.budget} tokens"
+        + (f' · <span style="color:#c0392b">{over} over budget</span>' if over else "")
+        + "</p>"
+    ]
     secs: dict = {}
-    for r in ct.rows: secs.setdefault(r["parent_id"], []).append(r)
+    for r in ct.rows:
+        secs.setdefault(r["parent_id"], []).append(r)
     for pid, rs in secs.items():
-        if section not in (None, "") and pid != section: continue
-        out.append(f'<h4 class="mr-crumb">§{e(pid)} {e(breadcrumb(rs[0]["section_head"]) or "(no heading)")}</h4><table class="minirag">'
-                   "<thead><tr><th>#</th><th>kind</th><th>tokens</th><th>split</th><th>body</th></tr></thead><tbody>")
+        if section not in (None, "") and pid != section:
+            continue
+        out.append(
+            f'<h4 class="mr-crumb">§{e(pid)} {e(breadcrumb(rs[0]["section_head"]) or "(no heading)")}</h4><table class="minirag">'
+            "<thead><tr><th>#</th><th>kind</th><th>tokens</th><th>split</th><th>body</th></tr></thead><tbody>"
+        )
         for r in rs:
             lab = labels[r["chunk_index"]]
-            out.append(f'<tr><td>{r["chunk_index"]}</td><td>{e(r["kind"])}</td><td>{token_bar(r["tokens"], ct.budget)}</td>'
-                       f'<td>{"✂ " + e(lab) if lab else ""}</td><td>{e(short(r["text"][r["prefix_len"]:], n))}</td></tr>')
+            out.append(
+                f"<tr><td>{r['chunk_index']}</td><td>{e(r['kind'])}</td><td>{token_bar(r['tokens'], ct.budget)}</td>"
+                f"<td>{'✂ ' + e(lab) if lab else ''}</td><td>{e(short(r['text'][r['prefix_len'] :], n))}</td></tr>"
+            )
         out.append("</tbody></table>")
     return "".join(out) + "</div>"
 
 # %% ../nbs/11_widgets.ipynb #f8b6e013
-SEARCH_VIEW_COLUMNS = ["rank", "display_path", "section", "score", "distance", "vector_rank", "keyword_rank", "chunk_index"]
+SEARCH_VIEW_COLUMNS = [
+    "rank",
+    "display_path",
+    "section",
+    "score",
+    "distance",
+    "vector_rank",
+    "keyword_rank",
+    "chunk_index",
+]
 
-def search_view_df(qr: QueryResult # a query's hits
-                  ) -> pd.DataFrame:
+
+def search_view_df(
+    qr: QueryResult,  # a query's hits
+) -> pd.DataFrame:
     "The fused list: rank, document, section, score, distance, vector and keyword ranks."
     return qr.to_df()[SEARCH_VIEW_COLUMNS]
 
-def search_view_html(qr: QueryResult, # a query's hits
-                     n: int = 400 # characters of each parent section shown
-                    ) -> str:
+
+def search_view_html(
+    qr: QueryResult,  # a query's hits
+    n: int = 400,  # characters of each parent section shown
+) -> str:
     "HTML: the fused list with both ranks, distance, score and the folded parent section."
     e = html.escape
     f = lambda v, d=4: "–" if v is None else (f"{v:.{d}f}" if isinstance(v, float) else str(v))
     w = "" if qr.weight is None else f" · weight {qr.weight:g} (0 = vectors only, 1 = keywords only)"
-    out = [f'<div class="mr-search"><p><b>{len(qr)} hits</b> for “{e(qr.query)}”{e(w)}</p><table class="minirag"><thead><tr>'
-           "<th>#</th><th>document</th><th>score</th><th>distance</th><th>vector rank</th><th>keyword rank</th><th>parent section</th>"
-           "</tr></thead><tbody>"]
+    out = [
+        f'<div class="mr-search"><p><b>{len(qr)} hits</b> for “{e(qr.query)}”{e(w)}</p><table class="minirag"><thead><tr>'
+        "<th>#</th><th>document</th><th>score</th><th>distance</th><th>vector rank</th><th>keyword rank</th><th>parent section</th>"
+        "</tr></thead><tbody>"
+    ]
     for i, h in enumerate(qr):
         parent = qr.parents.get(h["parentId"], "")
-        out.append(f'<tr><td>{i}</td><td>{e(h["displayPath"])}<br><small>chunk {h["chunkIndex"]}</small></td>'
-                   f'<td>{f(h["score"], 5)}</td><td>{f(h["distance"])}</td><td>{f(h["vectorRank"])}</td><td>{f(h["keywordRank"])}</td>'
-                   f'<td><details><summary>{e(h["section"] or short(h["body"], 60))}</summary><pre>{e(parent[:n])}'
-                   f'{"…" if len(parent) > n else ""}</pre></details></td></tr>')
-    if not len(qr): out.append('<tr><td colspan="7">no hits</td></tr>')
+        out.append(
+            f"<tr><td>{i}</td><td>{e(h['displayPath'])}<br><small>chunk {h['chunkIndex']}</small></td>"
+            f"<td>{f(h['score'], 5)}</td><td>{f(h['distance'])}</td><td>{f(h['vectorRank'])}</td><td>{f(h['keywordRank'])}</td>"
+            f"<td><details><summary>{e(h['section'] or short(h['body'], 60))}</summary><pre>{e(parent[:n])}"
+            f"{'…' if len(parent) > n else ''}</pre></details></td></tr>"
+        )
+    if not len(qr):
+        out.append('<tr><td colspan="7">no hits</td></tr>')
     return "".join(out) + "</tbody></table></div>"
 
 # %% ../nbs/11_widgets.ipynb #51810415
-def snapshot_html(kind: str, # which explorer
-                  controls: dict, # control name -> current value
-                  body: str # the HTML the explorer shows
-                 ) -> str:
+def snapshot_html(
+    kind: str,  # which explorer
+    controls: dict,  # control name -> current value
+    body: str,  # the HTML the explorer shows
+) -> str:
     "A static view of an explorer: its controls' values above the HTML it shows (for pages without a kernel)."
     e = html.escape
     ctl = " · ".join(f"{e(k)} <b>{e(str(v))}</b>" for k, v in controls.items())
-    return (f'<div class="mr-snapshot"><p class="mr-controls">{e(kind)} · {ctl} <small>(static snapshot; '
-            f'the live explorer needs a running kernel)</small></p>{body}</div>')
+    return (
+        f'<div class="mr-snapshot"><p class="mr-controls">{e(kind)} · {ctl} <small>(static snapshot; '
+        f"the live explorer needs a running kernel)</small></p>{body}</div>"
+    )
+
 
 class ChunkExplorer(W.VBox):
     "Pick a document; see its category, sections, breadcrumbs and chunks against the token budget."
-    def __init__(self, ix: Index, # an index with `minirag.frames` loaded
-                 source: str | None = None # document to show first (id or display path)
-                ):
+
+    def __init__(
+        self,
+        ix: Index,  # an index with `minirag.frames` loaded
+        source: str | None = None,  # document to show first (id or display path)
+    ):
         self.ix = ix
         srcs = list(ix.sources())
         self.doc = W.Dropdown(options=[(r["display_path"], r["source"]) for r in srcs], description="document")
@@ -140,19 +199,26 @@ class ChunkExplorer(W.VBox):
         super().__init__([W.HBox([self.doc, self.section]), self.view])
         self.doc.observe(lambda _: self._load(), "value")
         self.section.observe(lambda _: self._render(), "value")
-        if source is not None: self.doc.value = ix.chunks(source).source
+        if source is not None:
+            self.doc.value = ix.chunks(source).source
         self._load()
 
     def _load(self):
-        if self.doc.value is None: self.view.value = "<p>The index is empty: ingest some documents first.</p>"; return
+        if self.doc.value is None:
+            self.view.value = "<p>The index is empty: ingest some documents first.</p>"
+            return
         self.table = self.ix.chunks(self.doc.value)
         self.sections = sections_df(self.table)
-        opts = [("all sections", "")] + [(f"§{p} {b}"[:60], p) for p, b in zip(self.sections.parent_id, self.sections.breadcrumb)]
-        with self.section.hold_trait_notifications(): self.section.options, self.section.value = opts, ""
+        opts = [("all sections", "")] + [
+            (f"§{p} {b}"[:60], p) for p, b in zip(self.sections.parent_id, self.sections.breadcrumb)
+        ]
+        with self.section.hold_trait_notifications():
+            self.section.options, self.section.value = opts, ""
         self._render()
 
     def _render(self):
-        if self.table is not None: self.view.value = chunk_view_html(self.table, self.section.value)
+        if self.table is not None:
+            self.view.value = chunk_view_html(self.table, self.section.value)
 
     def _repr_html_(self) -> str:
         "The current state as static HTML: what rendered docs and GitHub show."
@@ -163,32 +229,55 @@ class ChunkExplorer(W.VBox):
     def _repr_mimebundle_(self, **kwargs):
         "The live widget where a widget manager runs, a static HTML snapshot everywhere else."
         doc = "" if self.table is None else self.table.display_path
-        return {**super()._repr_mimebundle_(**kwargs), "text/plain": f"ChunkExplorer({doc!r})", "text/html": self._repr_html_()}
+        return {
+            **super()._repr_mimebundle_(**kwargs),
+            "text/plain": f"ChunkExplorer({doc!r})",
+            "text/html": self._repr_html_(),
+        }
 
 # %% ../nbs/11_widgets.ipynb #2d903637
 class SearchExplorer(W.VBox):
     "Type a query, move the hybrid weight, see the fused list with both ranks, distance and parent section."
-    def __init__(self, ix: Index, # an index with `minirag.frames` loaded
-                 query: str = "", # initial query
-                 top_k: int = 8 # initial number of hits
-                ):
+
+    def __init__(
+        self,
+        ix: Index,  # an index with `minirag.frames` loaded
+        query: str = "",  # initial query
+        top_k: int = 8,  # initial number of hits
+    ):
         self.ix = ix
-        self.query = W.Text(value=query, placeholder="search the documents", description="query", continuous_update=False)
-        self.weight = W.FloatSlider(value=ix.cfg.hybrid_weight, min=0, max=1, step=0.05, description="keyword weight",
-                                    continuous_update=False, readout_format=".2f")
+        self.query = W.Text(
+            value=query, placeholder="search the documents", description="query", continuous_update=False
+        )
+        self.weight = W.FloatSlider(
+            value=ix.cfg.hybrid_weight,
+            min=0,
+            max=1,
+            step=0.05,
+            description="keyword weight",
+            continuous_update=False,
+            readout_format=".2f",
+        )
         self.top_k = W.IntSlider(value=top_k, min=1, max=30, description="top k", continuous_update=False)
         self.button = W.Button(description="Search", button_style="primary")
         self.view, self.result, self.df = W.HTML(), None, search_view_df(QueryResult({}))
         super().__init__([W.HBox([self.query, self.button]), W.HBox([self.weight, self.top_k]), self.view])
         self.button.on_click(lambda _: self.run())
-        for w in (self.query, self.weight, self.top_k): w.observe(lambda _: self.run(), "value")
-        if query: self.run()
+        for w in (self.query, self.weight, self.top_k):
+            w.observe(lambda _: self.run(), "value")
+        if query:
+            self.run()
 
     def run(self):
         "Run the current query and refresh the view."
-        if not self.query.value.strip(): self.view.value = "<p>Type a query.</p>"; return
-        try: self.result = self.ix.search(self.query.value, self.top_k.value, weight=self.weight.value)
-        except MiniragError as err: self.view.value = f'<p class="mr-error">{html.escape(str(err))}</p>'; return
+        if not self.query.value.strip():
+            self.view.value = "<p>Type a query.</p>"
+            return
+        try:
+            self.result = self.ix.search(self.query.value, self.top_k.value, weight=self.weight.value)
+        except MiniragError as err:
+            self.view.value = f'<p class="mr-error">{html.escape(str(err))}</p>'
+            return
         self.df = search_view_df(self.result)
         self.view.value = search_view_html(self.result)
 
@@ -199,4 +288,8 @@ class SearchExplorer(W.VBox):
 
     def _repr_mimebundle_(self, **kwargs):
         "The live widget where a widget manager runs, a static HTML snapshot everywhere else."
-        return {**super()._repr_mimebundle_(**kwargs), "text/plain": f"SearchExplorer({self.query.value!r})", "text/html": self._repr_html_()}
+        return {
+            **super()._repr_mimebundle_(**kwargs),
+            "text/plain": f"SearchExplorer({self.query.value!r})",
+            "text/html": self._repr_html_(),
+        }
