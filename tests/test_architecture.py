@@ -89,8 +89,16 @@ def test_mcp_outside_the_server_breaks_a_contract(package_copy):
 
 def test_a_long_line_in_a_notebook_fails_ruff(tmp_path):
     nb = json.loads(PAGE.read_text())
-    nb["cells"] = [{"cell_type": "code", "execution_count": None, "id": "x", "metadata": {}, "outputs": [],
-                    "source": ["import os\n", "x = 1; y = '" + "a" * 130 + "'\n"]}]
+    nb["cells"] = [
+        {
+            "cell_type": "code",
+            "execution_count": None,
+            "id": "x",
+            "metadata": {},
+            "outputs": [],
+            "source": ["import os\n", "x = 1; y = '" + "a" * 130 + "'\n"],
+        }
+    ]
     (tmp_path / "nbs").mkdir()
     (tmp_path / "nbs" / "bad.ipynb").write_text(json.dumps(nb))
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
