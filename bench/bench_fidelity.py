@@ -6,155 +6,249 @@
 
 The corpus is built once into a cache folder (default ~/.cache/minirag-fidelity, or --cache): Debian documentation
 packages (`apt-get download` + `dpkg-deb -x`: PDF, HTML, EPUB, text, in English and Russian), R packages' example
-workbooks and CSV files, office fixtures from PyPI sdists (`pip download --no-binary :all:`), and a few generated hostile
-files (a long line without spaces, random bytes behind `.md`, a junk zip named `.docx`, UTF-16 and Latin-1 text).
+workbooks and CSV files, office fixtures from PyPI sdists (`pip download --no-binary :all:`), and a few generated
+hostile files (a long line without spaces, random bytes behind `.md`, a junk zip named `.docx`, UTF-16 and Latin-1
+text).
 
 Every file is converted by each mode in its own process (so peak RSS is per mode):
 - `after`: `minirag.convert.convert_file` + `minirag.titles.file_title` as they are now;
 - `before`: the same two modules as they were at --before-rev (plain markitdown for everything but .md/.txt).
 Each output is compared with an independent reference extractor: `pdftotext` (poppler) for PDF, `pandoc -t plain` for
-HTML/DOCX/EPUB, openpyxl cell values for XLSX, python-pptx text frames for PPTX, the `csv` module for CSV, the notebook JSON
-for ipynb, the raw text for .txt/.md. Words are `\\w+` runs, case-folded (CJK characters count one each); recall is
-the share of the reference's word occurrences found in the output, excess the share of output words the reference lacks
-(NaN cells, navigation). Chunks are cut with the real chunker and the packaged model's tokenizer (no embedding).
+HTML/DOCX/EPUB, openpyxl cell values for XLSX, python-pptx text frames for PPTX, the `csv` module for CSV, the
+notebook JSON for ipynb, the raw text for .txt/.md. Words are `\\w+` runs, case-folded (CJK characters count one
+each); recall is the share of the reference's word occurrences found in the output, excess the share of output
+words the reference lacks (NaN cells, navigation). Chunks are cut with the real chunker and the packaged model's
+tokenizer (no embedding).
 """
+
 from __future__ import annotations
 import argparse, collections, csv, gzip, importlib.util, io, json, os, random, re, resource, shutil, subprocess, sys
 import tempfile, time, zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BEFORE_REV = "5a579b5"   # the last commit before issue 14's converter (plain markitdown for PDF/XLSX/HTML)
-DEB_PACKAGES = ["installation-guide-amd64", "debian-reference-en", "debian-faq", "debian-faq-ru", "developers-reference",
-                "developers-reference-ru", "debian-history", "maint-guide", "maint-guide-ru", "harden-doc", "doc-debian",
-                "r-cran-readxl", "r-cran-openxlsx", "r-cran-readr"]
+BEFORE_REV = "5a579b5"  # the last commit before the converter of its own (plain markitdown for PDF/XLSX/HTML)
+DEB_PACKAGES = [
+    "installation-guide-amd64",
+    "debian-reference-en",
+    "debian-faq",
+    "debian-faq-ru",
+    "developers-reference",
+    "developers-reference-ru",
+    "debian-history",
+    "maint-guide",
+    "maint-guide-ru",
+    "harden-doc",
+    "doc-debian",
+    "r-cran-readxl",
+    "r-cran-openxlsx",
+    "r-cran-readr",
+]
 SDISTS = ["python-docx", "python-pptx", "nbformat"]
 EXTS = (".pdf", ".html", ".htm", ".epub", ".txt", ".md", ".docx", ".pptx", ".xlsx", ".csv", ".ipynb")
-CAP = {".html": 15, ".htm": 15, ".txt": 10, ".docx": 40, ".pptx": 40, ".ipynb": 20, ".md": 10}   # per package and format
+CAP = {".html": 15, ".htm": 15, ".txt": 10, ".docx": 40, ".pptx": 40, ".ipynb": 20, ".md": 10}  # per package and format
 
 # ---- corpus ---------------------------------------------------------------------------------------
 
-def _run(cmd, **kw): return subprocess.run(cmd, check=True, capture_output=True, **kw)
+
+def _run(cmd, **kw):
+    return subprocess.run(cmd, check=True, capture_output=True, **kw)
+
 
 def hostile(dest: Path, line_mb: int):
     "Generated hostile files (deterministic)."
     dest.mkdir(parents=True, exist_ok=True)
     rnd = random.Random(14)
-    (dest/"one-line.txt").write_bytes(b"".join(rnd.choice(b"abcdefghijklmnopqrstuvwxyz0123456789").to_bytes(1, "little")
-                                              for _ in range(4096)) * (line_mb * 256))
-    (dest/"random-bytes.md").write_bytes(bytes(rnd.randrange(1, 256) for _ in range(200_000)))
-    with zipfile.ZipFile(dest/"junk-zip.docx", "w") as z: z.writestr("junk.bin", bytes(rnd.randrange(256) for _ in range(50_000)))
-    with zipfile.ZipFile(dest/"junk-zip.xlsx", "w") as z: z.writestr("notes.txt", "not a workbook " * 1000)
-    (dest/"utf16-bom.md").write_bytes(("# Заметки о сборке\n\n" + "Сборка пакета выполняется командой debuild. " * 50).encode("utf-16"))
-    (dest/"latin1.txt").write_bytes(("Recette: crème brûlée, café au lait et pâte à choux. " * 40).encode("latin-1"))
-    (dest/"koi8r.txt").write_bytes(("Пакет собирается из исходного кода командой dpkg-buildpackage. " * 40).encode("koi8_r"))
-    (dest/"utf8-bom.md").write_bytes(b"\xef\xbb\xbf# Release checklist\n\n" + b"Tag the release and upload it. " * 40)
-    (dest/"front-matter.md").write_text("---\ntitle: Packaging workflow\nlayout: page\n---\n\n" + "Build, test, upload. " * 40)
+    (dest / "one-line.txt").write_bytes(
+        b"".join(rnd.choice(b"abcdefghijklmnopqrstuvwxyz0123456789").to_bytes(1, "little") for _ in range(4096))
+        * (line_mb * 256)
+    )
+    (dest / "random-bytes.md").write_bytes(bytes(rnd.randrange(1, 256) for _ in range(200_000)))
+    with zipfile.ZipFile(dest / "junk-zip.docx", "w") as z:
+        z.writestr("junk.bin", bytes(rnd.randrange(256) for _ in range(50_000)))
+    with zipfile.ZipFile(dest / "junk-zip.xlsx", "w") as z:
+        z.writestr("notes.txt", "not a workbook " * 1000)
+    (dest / "utf16-bom.md").write_bytes(
+        ("# Заметки о сборке\n\n" + "Сборка пакета выполняется командой debuild. " * 50).encode("utf-16")
+    )
+    (dest / "latin1.txt").write_bytes(("Recette: crème brûlée, café au lait et pâte à choux. " * 40).encode("latin-1"))
+    (dest / "koi8r.txt").write_bytes(
+        ("Пакет собирается из исходного кода командой dpkg-buildpackage. " * 40).encode("koi8_r")
+    )
+    (dest / "utf8-bom.md").write_bytes(b"\xef\xbb\xbf# Release checklist\n\n" + b"Tag the release and upload it. " * 40)
+    (dest / "front-matter.md").write_text(
+        "---\ntitle: Packaging workflow\nlayout: page\n---\n\n" + "Build, test, upload. " * 40
+    )
     expected = {"utf16-bom.md": ("utf-16", None), "latin1.txt": ("latin-1", None), "koi8r.txt": ("koi8_r", None)}
-    (dest/"expected.json").write_text(json.dumps({k: (dest/k).read_bytes().decode(enc) for k, (enc, _) in expected.items()}))
+    (dest / "expected.json").write_text(
+        json.dumps({k: (dest / k).read_bytes().decode(enc) for k, (enc, _) in expected.items()})
+    )
+
 
 def build_corpus(cache: Path, line_mb: int) -> Path:
     "Download, unpack and sample the corpus into cache/corpus (idempotent)."
-    corpus = cache/"corpus"
-    if (corpus/".done").exists(): return corpus
-    debs, unpacked, sd = cache/"debs", cache/"x", cache/"sdist"
-    for d in (debs, unpacked, sd, corpus): d.mkdir(parents=True, exist_ok=True)
+    corpus = cache / "corpus"
+    if (corpus / ".done").exists():
+        return corpus
+    debs, unpacked, sd = cache / "debs", cache / "x", cache / "sdist"
+    for d in (debs, unpacked, sd, corpus):
+        d.mkdir(parents=True, exist_ok=True)
     for pkg in DEB_PACKAGES:
         if not list(debs.glob(f"{pkg}_*.deb")):
-            try: _run(["apt-get", "download", "-qq", pkg], cwd=debs)
-            except subprocess.CalledProcessError as e: print(f"apt-get download {pkg} failed: {e.stderr.decode()[-200:]}", file=sys.stderr)
+            try:
+                _run(["apt-get", "download", "-qq", pkg], cwd=debs)
+            except subprocess.CalledProcessError as e:
+                print(f"apt-get download {pkg} failed: {e.stderr.decode()[-200:]}", file=sys.stderr)
     for deb in debs.glob("*.deb"):
-        out = unpacked/deb.stem
-        if not out.exists(): _run(["dpkg-deb", "-x", str(deb), str(out)])
+        out = unpacked / deb.stem
+        if not out.exists():
+            _run(["dpkg-deb", "-x", str(deb), str(out)])
     for pkg in SDISTS:
         if not any(sd.glob(f"{pkg.replace('-', '_')}-*.tar.gz")) and not any(sd.glob(f"{pkg}-*.tar.gz")):
-            try: _run([sys.executable, "-m", "pip", "download", "-q", "--no-deps", "--no-binary", ":all:", pkg, "-d", str(sd)])
-            except subprocess.CalledProcessError as e: print(f"pip download {pkg} failed: {e.stderr.decode()[-200:]}", file=sys.stderr)
+            try:
+                _run(
+                    [
+                        sys.executable,
+                        "-m",
+                        "pip",
+                        "download",
+                        "-q",
+                        "--no-deps",
+                        "--no-binary",
+                        ":all:",
+                        pkg,
+                        "-d",
+                        str(sd),
+                    ]
+                )
+            except subprocess.CalledProcessError as e:
+                print(f"pip download {pkg} failed: {e.stderr.decode()[-200:]}", file=sys.stderr)
     for tgz in sd.glob("*.tar.gz"):
-        out = unpacked/("sdist-" + tgz.name[:-7])
-        if not out.exists(): out.mkdir(); _run(["tar", "xzf", str(tgz), "-C", str(out)])
+        out = unpacked / ("sdist-" + tgz.name[:-7])
+        if not out.exists():
+            out.mkdir()
+            _run(["tar", "xzf", str(tgz), "-C", str(out)])
     found: dict[tuple, list[Path]] = collections.defaultdict(list)
-    wanted = [unpacked/d.stem for d in debs.glob("*.deb") if d.name.split("_")[0] in DEB_PACKAGES] + list(unpacked.glob("sdist-*"))
+    wanted = [unpacked / d.stem for d in debs.glob("*.deb") if d.name.split("_")[0] in DEB_PACKAGES] + list(
+        unpacked.glob("sdist-*")
+    )
     for top in sorted(wanted):
         for p in sorted(top.rglob("*")):
-            if not p.is_file() or "/images/" in str(p) or "/_static/" in str(p) or "/_sources/" in str(p): continue
+            if not p.is_file() or "/images/" in str(p) or "/_static/" in str(p) or "/_sources/" in str(p):
+                continue
             name = p.name[:-3] if p.name.endswith(".gz") else p.name
             ext = Path(name).suffix.lower()
-            if ext in EXTS and p.stat().st_size > 0: found[(top.name, ext)].append(p)
-    for (_, ext), files in found.items():   # sampled evenly per package and format, so every generator is represented
+            if ext in EXTS and p.stat().st_size > 0:
+                found[(top.name, ext)].append(p)
+    for (_, ext), files in found.items():  # sampled evenly per package and format, so every generator is represented
         cap = CAP.get(ext, 10_000)
         pick = files if len(files) <= cap else [files[i * len(files) // cap] for i in range(cap)]
         for p in pick:
             rel = p.relative_to(unpacked)
             name = re.sub(r"[^\w.-]+", "_", f"{rel.parts[0].split('_')[0]}--{'-'.join(rel.parts[-2:])}")
             if name.endswith(".gz"):
-                (corpus/name[:-3]).write_bytes(gzip.decompress(p.read_bytes()))
-            else: shutil.copyfile(p, corpus/name)
-    hostile(corpus/"hostile", line_mb)
-    (corpus/".done").write_text("ok")
+                (corpus / name[:-3]).write_bytes(gzip.decompress(p.read_bytes()))
+            else:
+                shutil.copyfile(p, corpus / name)
+    hostile(corpus / "hostile", line_mb)
+    (corpus / ".done").write_text("ok")
     return corpus
+
 
 # ---- references -----------------------------------------------------------------------------------
 
 _CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
 
+
 def words(text: str) -> collections.Counter:
     return collections.Counter(re.findall(r"\w+", _CJK.sub(r" \1 ", text.casefold())))
+
 
 def reference_text(p: Path) -> str | None:
     "Text of `p` by an extractor independent of minirag's, or None when it cannot read it."
     ext = p.suffix.lower()
     try:
-        if ext == ".pdf": return _run(["pdftotext", "-enc", "UTF-8", str(p), "-"], timeout=300).stdout.decode("utf-8", "replace")
+        if ext == ".pdf":
+            return _run(["pdftotext", "-enc", "UTF-8", str(p), "-"], timeout=300).stdout.decode("utf-8", "replace")
         if ext in (".html", ".htm", ".docx", ".epub"):
             fmt = {".htm": "html"}.get(ext, ext[1:])
-            return _run(["pandoc", "-f", fmt, "-t", "plain", "--wrap=none", str(p)], timeout=300).stdout.decode("utf-8", "replace")
+            return _run(["pandoc", "-f", fmt, "-t", "plain", "--wrap=none", str(p)], timeout=300).stdout.decode(
+                "utf-8", "replace"
+            )
         if ext == ".xlsx":
             from openpyxl import load_workbook
+
             wb = load_workbook(p, read_only=True, data_only=True)
-            def show(v):   # dates at midnight as dates, whole floats as integers: formatting, not content
-                if hasattr(v, "hour") and hasattr(v, "date") and not (v.hour or v.minute or v.second): return v.date().isoformat()
-                if isinstance(v, float) and v.is_integer(): return str(int(v))
+
+            def show(v):  # dates at midnight as dates, whole floats as integers: formatting, not content
+                if hasattr(v, "hour") and hasattr(v, "date") and not (v.hour or v.minute or v.second):
+                    return v.date().isoformat()
+                if isinstance(v, float) and v.is_integer():
+                    return str(int(v))
                 return str(v)
-            return "\n".join(" ".join(show(v) for v in row if v is not None) for ws in wb.worksheets for row in ws.iter_rows(values_only=True))
+
+            return "\n".join(
+                " ".join(show(v) for v in row if v is not None)
+                for ws in wb.worksheets
+                for row in ws.iter_rows(values_only=True)
+            )
         if ext == ".pptx":
             from pptx import Presentation
+
             out = []
             for slide in Presentation(str(p)).slides:
                 for sh in slide.shapes:
-                    if sh.has_text_frame: out.append(sh.text_frame.text)
+                    if sh.has_text_frame:
+                        out.append(sh.text_frame.text)
                     if getattr(sh, "has_table", False) and sh.has_table:
                         out += [c.text for r in sh.table.rows for c in r.cells]
             return "\n".join(out)
         if ext == ".ipynb":
             nb = json.loads(p.read_text("utf-8"))
-            return "\n".join("".join(c.get("source", "")) if isinstance(c.get("source"), list) else c.get("source", "") for c in nb.get("cells", []))
-        exp = p.parent/"expected.json"     # generated files whose text is known
-        if exp.exists() and p.name in (known := json.loads(exp.read_text())): return known[p.name]
+            return "\n".join(
+                "".join(c.get("source", "")) if isinstance(c.get("source"), list) else c.get("source", "")
+                for c in nb.get("cells", [])
+            )
+        exp = p.parent / "expected.json"  # generated files whose text is known
+        if exp.exists() and p.name in (known := json.loads(exp.read_text())):
+            return known[p.name]
         data = p.read_bytes()
         for bom, enc in ((b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"), (b"\xef\xbb\xbf", "utf-8-sig")):
-            if data.startswith(bom): text = data.decode(enc, "replace"); break
+            if data.startswith(bom):
+                text = data.decode(enc, "replace")
+                break
         else:
-            try: text = data.decode("utf-8")
-            except UnicodeDecodeError:   # an unknown legacy code page: only its ASCII words are certain
+            try:
+                text = data.decode("utf-8")
+            except UnicodeDecodeError:  # an unknown legacy code page: only its ASCII words are certain
                 text = re.sub(r"\S*[\x80-\xff]\S*", " ", data.decode("latin-1"))
-        if ext == ".csv": return "\n".join(" ".join(r) for r in csv.reader(io.StringIO(text)))
+        if ext == ".csv":
+            return "\n".join(" ".join(r) for r in csv.reader(io.StringIO(text)))
         return text
-    except Exception: return None
+    except Exception:
+        return None
+
 
 def main_reference(p: Path) -> str | None:
     "pandoc's text of the part of the page minirag keeps (its marked main content, less navigation blocks)."
     try:
         from bs4 import BeautifulSoup
         from minirag.html import DROP_SELECTORS, decode_html, main_node
+
         soup = BeautifulSoup(decode_html(p.read_bytes()), "html.parser")
         node = main_node(soup) or soup.find("body") or soup
         for sel in DROP_SELECTORS:
-            for el in node.select(sel): el.decompose()
-        return _run(["pandoc", "-f", "html", "-t", "plain", "--wrap=none"], input=str(node).encode(), timeout=300).stdout.decode("utf-8", "replace")
-    except Exception: return None
+            for el in node.select(sel):
+                el.decompose()
+        return _run(
+            ["pandoc", "-f", "html", "-t", "plain", "--wrap=none"], input=str(node).encode(), timeout=300
+        ).stdout.decode("utf-8", "replace")
+    except Exception:
+        return None
+
 
 # ---- one mode, in its own process -----------------------------------------------------------------
+
 
 def load_before(rev: str):
     "convert_file and file_title as they were at `rev` (modules loaded from git, importing today's config/ocr)."
@@ -162,126 +256,228 @@ def load_before(rev: str):
     for name in ("convert", "titles"):
         src = _run(["git", "-C", str(ROOT), "show", f"{rev}:minirag/{name}.py"]).stdout.decode()
         src = re.sub(r"from \.(\w+) import", r"from minirag.\1 import", src)
-        path = Path(tempfile.mkdtemp())/f"before_{name}.py"; path.write_text(src)
+        path = Path(tempfile.mkdtemp()) / f"before_{name}.py"
+        path.write_text(src)
         spec = importlib.util.spec_from_file_location(f"minirag_before_{name}", path)
-        mod = importlib.util.module_from_spec(spec); sys.modules[spec.name] = mod; spec.loader.exec_module(mod); mods[name] = mod
+        mod = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = mod
+        spec.loader.exec_module(mod)
+        mods[name] = mod
     return mods["convert"].convert_file, mods["titles"].file_title
+
 
 def title_source(meta, md, path, title) -> str:
     from minirag.titles import first_h1, stem_title
-    if meta and title == " ".join(str(meta).split()): return "metadata"
-    if title == first_h1(md): return "h1"
-    if title == stem_title(path): return "stem"
+
+    if meta and title == " ".join(str(meta).split()):
+        return "metadata"
+    if title == first_h1(md):
+        return "h1"
+    if title == stem_title(path):
+        return "stem"
     return "stem (last resort)" if title == Path(path).stem else "other"
 
+
 def cause(msg: str) -> str:
-    for key, pat in [("not language", r"not text in a language"), ("not the claimed format", r"not a (valid )?\.?\w+ (file|document)|binary"),
-                     ("no text layer", r"no (usable )?text layer"), ("encrypted", r"encrypted"), ("empty", r"empty|no text")]:
-        if re.search(pat, msg): return key
+    for key, pat in [
+        ("not language", r"not text in a language"),
+        ("not the claimed format", r"not a (valid )?\.?\w+ (file|document)|binary"),
+        ("no text layer", r"no (usable )?text layer"),
+        ("encrypted", r"encrypted"),
+        ("empty", r"empty|no text"),
+    ]:
+        if re.search(pat, msg):
+            return key
     return "could not convert"
+
 
 def run_mode(mode: str, corpus: Path, rev: str, out: Path, formats: str | None = None):
     from minirag.config import load_config, MiniragError
     from minirag.ingest import prepare_chunks
     from minirag.tokens import TokenCounter
-    if mode == "before": convert_file, file_title = load_before(rev)
+
+    if mode == "before":
+        convert_file, file_title = load_before(rev)
     else:
         from minirag.convert import convert_file
         from minirag.titles import file_title
-    cfg = load_config({"BASE_DIR": str(corpus), "CACHE_DIR": str(Path(tempfile.gettempdir())/"minirag-fidelity-cache")})
-    counter = TokenCounter(ROOT/"minirag"/"assets"/"all-MiniLM-L6-v2"/"tokenizer.json")
-    import hashlib   # reference texts are cached outside the corpus (which may be a folder of the repo)
-    refs_dir = Path(tempfile.gettempdir())/"minirag-fidelity-refs"/hashlib.sha1(str(corpus).encode()).hexdigest()[:12]
+    cfg = load_config(
+        {"BASE_DIR": str(corpus), "CACHE_DIR": str(Path(tempfile.gettempdir()) / "minirag-fidelity-cache")}
+    )
+    counter = TokenCounter(ROOT / "minirag" / "assets" / "all-MiniLM-L6-v2" / "tokenizer.json")
+    import hashlib  # reference texts are cached outside the corpus (which may be a folder of the repo)
+
+    refs_dir = (
+        Path(tempfile.gettempdir()) / "minirag-fidelity-refs" / hashlib.sha1(str(corpus).encode()).hexdigest()[:12]
+    )
     refs_dir.mkdir(parents=True, exist_ok=True)
     rows, t_all = [], time.perf_counter()
     exts = tuple(f.strip().lower() for f in formats.split(",")) if formats else EXTS
     for p in sorted(x for x in corpus.rglob("*") if x.is_file() and x.suffix.lower() in exts):
-        key = refs_dir/(re.sub(r"[^\w.-]+", "_", str(p.relative_to(corpus))) + ".json")
-        if key.exists(): ref = json.loads(key.read_text())
-        else: ref = reference_text(p); key.write_text(json.dumps(ref))
-        row = dict(file=str(p.relative_to(corpus)), ext=p.suffix.lower(), kb=p.stat().st_size / 1024, ref_words=sum(words(ref).values()) if ref else 0)
+        key = refs_dir / (re.sub(r"[^\w.-]+", "_", str(p.relative_to(corpus))) + ".json")
+        if key.exists():
+            ref = json.loads(key.read_text())
+        else:
+            ref = reference_text(p)
+            key.write_text(json.dumps(ref))
+        row = dict(
+            file=str(p.relative_to(corpus)),
+            ext=p.suffix.lower(),
+            kb=p.stat().st_size / 1024,
+            ref_words=sum(words(ref).values()) if ref else 0,
+        )
         t = time.perf_counter()
         try:
             import warnings
-            with warnings.catch_warnings(): warnings.simplefilter("ignore"); conv = convert_file(p, cfg)
+
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                conv = convert_file(p, cfg)
             md = conv.markdown
             title = file_title(conv.meta_title, md, p)
             _, chunks = prepare_chunks(md, title, counter, cfg.chunk_token_budget)
             got = words(md)
-            row.update(ok=True, chunks=len(chunks), title=title, title_source=title_source(conv.meta_title, md, p, title),
-                       warnings=len(getattr(conv, "warnings", []) or []), out_words=sum(got.values()),
-                       tables=md.count("\n|"), nan=len(re.findall(r"\bNaN\b", md)))
+            row.update(
+                ok=True,
+                chunks=len(chunks),
+                title=title,
+                title_source=title_source(conv.meta_title, md, p, title),
+                warnings=len(getattr(conv, "warnings", []) or []),
+                out_words=sum(got.values()),
+                tables=md.count("\n|"),
+                nan=len(re.findall(r"\bNaN\b", md)),
+            )
             if ref:
-                r = words(ref); hit = sum(min(c, got[w]) for w, c in r.items())
+                r = words(ref)
+                hit = sum(min(c, got[w]) for w, c in r.items())
                 row.update(recall=hit / max(sum(r.values()), 1), excess=1 - hit / max(sum(got.values()), 1))
             if row["ext"] in (".html", ".htm") and (main_ref := main_reference(p)) is not None:
-                r = words(main_ref); hit = sum(min(c, got[w]) for w, c in r.items())
+                r = words(main_ref)
+                hit = sum(min(c, got[w]) for w, c in r.items())
                 row.update(main_recall=hit / max(sum(r.values()), 1))
-        except MiniragError as e: row.update(ok=False, error=str(e)[:300], cause=cause(str(e)))
-        except Exception as e: row.update(ok=False, error=f"CRASH {type(e).__name__}: {str(e)[:200]}", cause="crash")
+        except MiniragError as e:
+            row.update(ok=False, error=str(e)[:300], cause=cause(str(e)))
+        except Exception as e:
+            row.update(ok=False, error=f"CRASH {type(e).__name__}: {str(e)[:200]}", cause="crash")
         row["seconds"] = time.perf_counter() - t
         rows.append(row)
-    out.write_text(json.dumps(dict(mode=mode, rows=rows, seconds=time.perf_counter() - t_all,
-                                   peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024), indent=1))
+    out.write_text(
+        json.dumps(
+            dict(
+                mode=mode,
+                rows=rows,
+                seconds=time.perf_counter() - t_all,
+                peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+            ),
+            indent=1,
+        )
+    )
+
 
 # ---- report ---------------------------------------------------------------------------------------
 
+
 def summary(res: dict) -> dict:
     by = collections.defaultdict(list)
-    for r in res["rows"]: by[r["ext"]].append(r)
+    for r in res["rows"]:
+        by[r["ext"]].append(r)
     out = {}
     for ext, rows in sorted(by.items()):
         ok = [r for r in rows if r["ok"]]
         rec = [r["recall"] for r in ok if "recall" in r and r["ref_words"] >= 20]
-        out[ext] = dict(files=len(rows), failed=len(rows) - len(ok),
-                        causes=dict(collections.Counter(r["cause"] for r in rows if not r["ok"])),
-                        recall_mean=sum(rec) / len(rec) if rec else None, recall_min=min(rec) if rec else None,
-                        excess_mean=(sum(r["excess"] for r in ok if "excess" in r) / max(1, sum("excess" in r for r in ok))) if ok else None,
-                        chunks=sum(r["chunks"] for r in ok), chunks_per_kb=sum(r["chunks"] for r in ok) / max(1e-9, sum(r["kb"] for r in ok)),
-                        nan=sum(r.get("nan", 0) for r in ok),
-                        main_recall=(sum(m := [r["main_recall"] for r in ok if "main_recall" in r]) / len(m)) if any("main_recall" in r for r in ok) else None,
-                        marked=sum("main_recall" in r for r in ok),
-                        titles=dict(collections.Counter(r["title_source"] for r in ok)))
+        out[ext] = dict(
+            files=len(rows),
+            failed=len(rows) - len(ok),
+            causes=dict(collections.Counter(r["cause"] for r in rows if not r["ok"])),
+            recall_mean=sum(rec) / len(rec) if rec else None,
+            recall_min=min(rec) if rec else None,
+            excess_mean=(sum(r["excess"] for r in ok if "excess" in r) / max(1, sum("excess" in r for r in ok)))
+            if ok
+            else None,
+            chunks=sum(r["chunks"] for r in ok),
+            chunks_per_kb=sum(r["chunks"] for r in ok) / max(1e-9, sum(r["kb"] for r in ok)),
+            nan=sum(r.get("nan", 0) for r in ok),
+            main_recall=(sum(m := [r["main_recall"] for r in ok if "main_recall" in r]) / len(m))
+            if any("main_recall" in r for r in ok)
+            else None,
+            marked=sum("main_recall" in r for r in ok),
+            titles=dict(collections.Counter(r["title_source"] for r in ok)),
+        )
     return out
+
 
 def report(results: dict[str, dict]):
     for mode, res in results.items():
         print(f"\n## {mode}: {len(res['rows'])} files, {res['seconds']:.1f} s, peak RSS {res['peak_rss_mb']:.0f} MB\n")
-        print(f"| format | files | failed (cause) | recall mean | recall min | excess | chunks | chunks/KB | NaN | title source |")
+        print(
+            "| format | files | failed (cause) | recall mean | recall min | excess | chunks | chunks/KB | NaN "
+            "| title source |"
+        )
         print("|---|---|---|---|---|---|---|---|---|---|")
         f = lambda v: "–" if v is None else f"{v:.3f}"
         for ext, s in summary(res).items():
             causes = ", ".join(f"{k} {v}" for k, v in s["causes"].items())
             titles = ", ".join(f"{k} {v}" for k, v in sorted(s["titles"].items()))
-            print(f"| {ext} | {s['files']} | {s['failed']}{' (' + causes + ')' if causes else ''} | {f(s['recall_mean'])} | {f(s['recall_min'])} "
-                  f"| {f(s['excess_mean'])} | {s['chunks']} | {s['chunks_per_kb']:.2f} | {s['nan']} | {titles} |")
+            print(
+                f"| {ext} | {s['files']} | {s['failed']}{' (' + causes + ')' if causes else ''} "
+                f"| {f(s['recall_mean'])} | {f(s['recall_min'])} "
+                f"| {f(s['excess_mean'])} | {s['chunks']} | {s['chunks_per_kb']:.2f} | {s['nan']} | {titles} |"
+            )
         for ext, s in summary(res).items():
             if s["main_recall"] is not None:
-                print(f"\n{ext}: recall of the words of the part kept (marked main content less navigation), by pandoc: mean {s['main_recall']:.3f} over {s['marked']} pages")
-        worst = sorted((r for r in res["rows"] if r.get("recall") is not None and r["ref_words"] >= 20), key=lambda r: r["recall"])[:5]
+                print(
+                    f"\n{ext}: recall of the words of the part kept (marked main content less navigation), "
+                    f"by pandoc: mean {s['main_recall']:.3f} over {s['marked']} pages"
+                )
+        worst = sorted(
+            (r for r in res["rows"] if r.get("recall") is not None and r["ref_words"] >= 20), key=lambda r: r["recall"]
+        )[:5]
         print("\nlowest recall: " + "; ".join(f"{r['file']} {r['recall']:.2f}" for r in worst))
+
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--cache", type=Path, default=Path(os.environ.get("XDG_CACHE_HOME", Path.home()/".cache"))/"minirag-fidelity")
+    ap.add_argument(
+        "--cache",
+        type=Path,
+        default=Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache")) / "minirag-fidelity",
+    )
     ap.add_argument("--corpus", type=Path, help="a folder of files to use instead of the downloaded corpus")
     ap.add_argument("--only", choices=["before", "after"], help="run one mode")
     ap.add_argument("--before-rev", default=BEFORE_REV, help="git revision whose convert.py/titles.py are 'before'")
     ap.add_argument("--line-mb", type=int, default=5, help="size of the generated one-line hostile file")
     ap.add_argument("--json", type=Path, help="write the per-file results here")
     ap.add_argument("--formats", help="comma-separated extensions to run, e.g. .pdf,.xlsx (default: all)")
-    ap.add_argument("--mode", help=argparse.SUPPRESS); ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
+    ap.add_argument("--mode", help=argparse.SUPPRESS)
+    ap.add_argument("--out", type=Path, help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
-    corpus = (a.corpus.resolve() if a.corpus else build_corpus(a.cache, a.line_mb))
-    if a.mode: return run_mode(a.mode, corpus, a.before_rev, a.out, a.formats)
+    corpus = a.corpus.resolve() if a.corpus else build_corpus(a.cache, a.line_mb)
+    if a.mode:
+        return run_mode(a.mode, corpus, a.before_rev, a.out, a.formats)
     results = {}
-    for mode in ([a.only] if a.only else ["before", "after"]):
-        out = Path(tempfile.mkdtemp())/f"{mode}.json"
-        subprocess.run([sys.executable, __file__, "--corpus", str(corpus), "--mode", mode, "--out", str(out),
-                        "--before-rev", a.before_rev] + (["--formats", a.formats] if a.formats else []), check=True)
+    for mode in [a.only] if a.only else ["before", "after"]:
+        out = Path(tempfile.mkdtemp()) / f"{mode}.json"
+        subprocess.run(
+            [
+                sys.executable,
+                __file__,
+                "--corpus",
+                str(corpus),
+                "--mode",
+                mode,
+                "--out",
+                str(out),
+                "--before-rev",
+                a.before_rev,
+            ]
+            + (["--formats", a.formats] if a.formats else []),
+            check=True,
+        )
         results[mode] = json.loads(out.read_text())
     report(results)
-    if a.json: a.json.write_text(json.dumps(results, indent=1))
+    if a.json:
+        a.json.write_text(json.dumps(results, indent=1))
+
 
 if __name__ == "__main__":
     main()

@@ -1,7 +1,8 @@
 """Sync timings: no-change resync of 2,000 small files (goal < 1 s) and full-sync chunks/s vs the raw embedder on the
 same chunk texts (goal >= 80%). Files are built from the eval sets' corpus.jsonl.
 Run: python bench/bench_sync.py [N] [--eval DIR]   (default DIR: ../shared/eval beside the repo)"""
-import argparse, json, os, sys, tempfile, time
+
+import argparse, json, os, tempfile, time
 from pathlib import Path
 from minirag.api import Index
 from minirag.embed import packaged_model_dir, Embedder
@@ -16,35 +17,55 @@ N, EVAL = args.n, checked(args.eval_dir)
 docs = []
 for f in sorted(EVAL.glob("*/corpus.jsonl")):
     for line in open(f, encoding="utf-8"):
-        d = json.loads(line); docs.append(((d.get("title") or "").strip(), d["text"]))
-        if len(docs) >= N: break
-    if len(docs) >= N: break
-while len(docs) < N: docs += docs[:N - len(docs)]
+        d = json.loads(line)
+        docs.append(((d.get("title") or "").strip(), d["text"]))
+        if len(docs) >= N:
+            break
+    if len(docs) >= N:
+        break
+while len(docs) < N:
+    docs += docs[: N - len(docs)]
 
-tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="bench-sync-"))); root = tmp/"docs"
+tmp = Path(os.path.realpath(tempfile.mkdtemp(prefix="bench-sync-")))
+root = tmp / "docs"
 for i, (title, text) in enumerate(docs):
-    p = root/f"d{i // 100:02}"/f"doc{i:05}.md"; p.parent.mkdir(parents=True, exist_ok=True)
+    p = root / f"d{i // 100:02}" / f"doc{i:05}.md"
+    p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text((f"# {title}\n\n" if title else "") + text + "\n", encoding="utf-8")
-model = packaged_model_dir(tmp/"models")
-emb = Embedder(str(model), model.parent); emb.embed(["warm up"])
-ix = Index.open(root, db_path=tmp/"idx", model_name=str(model), cache_dir=model.parent, embedder=emb)
+model = packaged_model_dir(tmp / "models")
+emb = Embedder(str(model), model.parent)
+emb.embed(["warm up"])
+ix = Index.open(root, db_path=tmp / "idx", model_name=str(model), cache_dir=model.parent, embedder=emb)
 
-t = time.perf_counter(); r = ix.sync(); full = time.perf_counter() - t
+t = time.perf_counter()
+r = ix.sync()
+full = time.perf_counter() - t
 chunks = ix.status()["chunkCount"]
-print(f"files {N}: full sync {full:.1f} s, {r['ingested']} ingested, {r['failed']} failed, {chunks} chunks "
-      f"→ {chunks / full:.0f} chunks/s end to end")
+print(
+    f"files {N}: full sync {full:.1f} s, {r['ingested']} ingested, {r['failed']} failed, {chunks} chunks "
+    f"→ {chunks / full:.0f} chunks/s end to end"
+)
 
 texts = [c["text"] for s in source_rows(ix.store) for c in chunk_rows(ix.store, s["source"])]
-t = time.perf_counter(); emb.embed(texts); raw = time.perf_counter() - t
-print(f"raw embedder on the same {len(texts)} chunk texts: {raw:.1f} s → {len(texts) / raw:.0f} chunks/s; "
-      f"sync reaches {100 * raw / full:.0f}% of it (goal >= 80%)")
+t = time.perf_counter()
+emb.embed(texts)
+raw = time.perf_counter() - t
+print(
+    f"raw embedder on the same {len(texts)} chunk texts: {raw:.1f} s → {len(texts) / raw:.0f} chunks/s; "
+    f"sync reaches {100 * raw / full:.0f}% of it (goal >= 80%)"
+)
 
 calls = emb.calls
 times = []
 for _ in range(3):
-    t = time.perf_counter(); r = ix.sync(); times.append(time.perf_counter() - t)
+    t = time.perf_counter()
+    r = ix.sync()
+    times.append(time.perf_counter() - t)
     assert r["skipped"] == N and emb.calls == calls, r
 print(f"no-change resync of {N} files: best {min(times):.3f} s, median {sorted(times)[1]:.3f} s (goal < 1 s)")
-for p in list(root.rglob("*.md"))[:200]: os.utime(p, (1, 1))
-t = time.perf_counter(); r = ix.sync(); touched = time.perf_counter() - t
+for p in list(root.rglob("*.md"))[:200]:
+    os.utime(p, (1, 1))
+t = time.perf_counter()
+r = ix.sync()
+touched = time.perf_counter() - t
 print(f"resync after touching 200 files: {touched:.3f} s (hash 200, re-embed {emb.calls - calls})")

@@ -6,12 +6,12 @@ Docs: https://example.invalid/minirag/convert.html.md"""
 
 # %% ../nbs/02_convert.ipynb #56162d58
 from __future__ import annotations
-import html, io, json, logging, re, threading, warnings, zipfile
+import html, json, logging, re, threading, warnings, zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from .config import Config, MiniragError
-from .text import bom_encoding, escape_markdown_lines, not_language, read_text_file
+from .text import bom_encoding, not_language, read_text_file
 
 # %% auto #0
 __all__ = ['DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'LIBRARY_LOGGERS', 'MAX_WARNINGS', 'scanned_exts', 'Converted', 'markitdown',
@@ -177,7 +177,8 @@ def _check_container(path: Path, ext: str):
             raise MiniragError(f"{path}: not a valid {ext} file ({_short(e)})") from None
         if not ok:
             raise MiniragError(
-                f"{path}: a zip archive, but not a {ext} document (no {'EPUB container' if ext == '.epub' else 'Office main part'}); rename or remove it"
+                f"{path}: a zip archive, but not a {ext} document "
+                f"(no {'EPUB container' if ext == '.epub' else 'Office main part'}); rename or remove it"
             )
     elif ext == ".ipynb":
         try:

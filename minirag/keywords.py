@@ -53,16 +53,16 @@ STEM_SQL = "CASE lang WHEN 'ru' THEN stem(term, 'russian') WHEN 'en' THEN stem(t
 # function words (after the Snowball stop lists): dropped from a *query* only, and only while other words remain —
 # "How can I tell what packages are installed?" ranks by packages/installed, not by how/can/i/what/are
 STOPWORDS = frozenset(
-    """a about above after again against all am an and any are as at be because been before being below
-between both but by can could did do does doing down during each few for from further had has have having he her here hers
-herself him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or
-other our ours ourselves out over own same she should so some such than that the their theirs them themselves then there
-these they this those through to too under until up very was we were what when where which while who whom why will with
-would you your yours yourself yourselves
-а без более бы был была были было быть в вам вас весь во вот все всего всех вы где да даже для до его ее если есть еще же
-за здесь и из или им их к как какая какие какой ко когда который ли либо мне может можно мы на над надо наш не него нее нет
-ни них но ну о об однако он она они оно от очень по под при с со так также такой там те тем то того тоже той только том
-ты у уже хотя чего чей чем что чтобы чье чья эта эти это я""".split()
+    """a about above after again against all am an and any are as at be because been before being below between both
+but by can could did do does doing down during each few for from further had has have having he her here hers herself
+him himself his how i if in into is it its itself just me more most my myself no nor not now of off on once only or
+other our ours ourselves out over own same she should so some such than that the their theirs them themselves then
+there these they this those through to too under until up very was we were what when where which while who whom why
+will with would you your yours yourself yourselves
+а без более бы был была были было быть в вам вас весь во вот все всего всех вы где да даже для до его ее если есть еще
+же за здесь и из или им их к как какая какие какой ко когда который ли либо мне может можно мы на над надо наш не него
+нее нет ни них но ну о об однако он она они оно от очень по под при с со так также такой там те тем то того тоже той
+только том ты у уже хотя чего чей чем что чтобы чье чья эта эти это я""".split()
 )
 
 

@@ -202,6 +202,7 @@ def pdf_to_markdown(
             raise MiniragError(f"{path}: the PDF has no text layer (a scan?){hint}")
         if glyphs:
             warnings.append(
-                f"pages {_page_list([i + 1 for i in glyphs])} have no usable text layer (glyph codes) and were skipped{hint}"
+                f"pages {_page_list([i + 1 for i in glyphs])} have no usable text layer (glyph codes) "
+                f"and were skipped{hint}"
             )
     return PdfText(body, title, engine, warnings)

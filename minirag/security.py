@@ -38,11 +38,13 @@ def usable_path_text(path) -> str:  # a str or os.PathLike
         b = s.encode("utf-8")  # strict: the path becomes the source id, stored as UTF-8 text in DuckDB
     except UnicodeEncodeError:
         raise MiniragError(
-            f"{_show(s)!r} is not valid UTF-8 (a lone surrogate, or a file name in another encoding); rename the file with UTF-8 characters"
+            f"{_show(s)!r} is not valid UTF-8 (a lone surrogate, or a file name in another encoding); "
+            "rename the file with UTF-8 characters"
         )
     if len(b) > MAX_PATH_BYTES or any(len(x.encode()) > MAX_NAME_BYTES for x in s.split("/")):
         raise MiniragError(
-            f"{_show(s)!r} is too long for a file path (names up to {MAX_NAME_BYTES} bytes, paths up to {MAX_PATH_BYTES}); give a real file's path"
+            f"{_show(s)!r} is too long for a file path "
+            f"(names up to {MAX_NAME_BYTES} bytes, paths up to {MAX_PATH_BYTES}); give a real file's path"
         )
     return s
 
@@ -69,7 +71,7 @@ def _outside(s: str, roots) -> OutsideRootError:
 def resolve_in_roots(
     path: str | Path,  # as the user gave it; relative is resolved against `cwd`
     roots: list[Path],  # real paths of the document roots
-    must_be_absolute: bool = False,  # MCP paths must be absolute (R-S4)
+    must_be_absolute: bool = False,  # MCP paths must be absolute; the CLI resolves relative ones
     cwd: Path | None = None,
 ) -> tuple[Path, Path]:
     "(id path: folders resolved, last name kept; its root) — or a refusal for anything outside the roots."
@@ -78,7 +80,8 @@ def resolve_in_roots(
     if not p.is_absolute():
         if must_be_absolute:
             raise MiniragError(
-                f"filePath must be absolute: {_show(s)!r}; pass the full path, e.g. {roots[0] / _show(s) if roots else '/docs/' + _show(s)}"
+                f"filePath must be absolute: {_show(s)!r}; pass the full path, "
+                f"e.g. {roots[0] / _show(s) if roots else '/docs/' + _show(s)}"
             )
         try:
             p = Path(cwd or os.getcwd()) / p

@@ -6,7 +6,7 @@ Docs: https://example.invalid/minirag/sheets.html.md"""
 
 # %% ../nbs/02c_sheets.ipynb #76ac467e
 from __future__ import annotations
-import csv, datetime as dt, io, re
+import csv, datetime as dt, io
 from pathlib import Path
 from .config import MiniragError
 from .text import read_text_file
@@ -33,7 +33,7 @@ def cell_text(v) -> str:
 
 
 def markdown_table(rows) -> str:
-    "A Markdown table from rows of cell texts, without empty rows or columns; the first row is the header. '' when empty."
+    "A Markdown table from rows of cell texts, header first, empty rows and columns left out; '' when empty."
     rows = [r for r in rows if any(r)]
     if not rows:
         return ""

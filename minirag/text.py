@@ -39,7 +39,7 @@ _PUNCT = set("€£«»°–—‘’‚“”„…·•©®§¶±×÷¡¿№")
 
 
 def language_score(text: str) -> float:
-    "How much the non-ASCII characters of `text` read like Latin-script or Russian prose (per character; higher is better)."
+    "How much `text`'s non-ASCII characters read like Latin-script or Russian prose (per character; higher: more)."
     score, n, prev = 0.0, 0, ""
     for ch in text:
         if ch < "\x80":
@@ -127,7 +127,7 @@ def decode_text(data: bytes) -> tuple[str, str]:
 # %% ../nbs/02d_text.ipynb #11f1ce07
 LONG_RUN = 1000  # characters without whitespace that no prose has (a URL or a hash is a few hundred at most)
 _RUN = re.compile(r"\S{%d,}" % LONG_RUN)
-_DATA_URI = re.compile(r"\(\s*<?data:[^)\s>]*>?\s*\)")  # inline pictures: stripped before chunking anyway (R-I3)
+_DATA_URI = re.compile(r"\(\s*<?data:[^)\s>]*>?\s*\)")  # inline pictures: stripped before chunking anyway
 _NOSPACE_SCRIPTS = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\u0e00-\u0e7f\uf900-\ufaff]")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 

@@ -81,7 +81,7 @@ def clean_heading(text: str) -> str:
 
 
 def is_boilerplate(heading: str) -> bool:
-    "True when a heading names a section (or holds no words at all) rather than the document (R-T2)."
+    "True when a heading names a section (or holds no words at all) rather than the document."
     text = clean_heading(heading)
     if not re.search(r"[^\W\d_]", text):
         return True  # a picture, numbering or punctuation only
@@ -204,12 +204,12 @@ def stem_title(path: Path) -> str | None:
 
 # %% ../nbs/02a_titles.ipynb #c0mmand1
 _COMMANDS = set(
-    """sudo su apt apt-get apt-cache aptitude dpkg dpkg-reconfigure dpkg-deb cp mv rm ls cd cat echo export
-netstat ss ip ifconfig ifup ifdown mount umount chmod chown chgrp systemctl service journalctl git pip pip3 python python3
-make wget curl ssh scp rsync tar gzip gunzip zcat grep egrep sed awk find kill killall ps top less more vi vim nano touch
+    """sudo su apt apt-get apt-cache aptitude dpkg dpkg-reconfigure dpkg-deb cp mv rm ls cd cat echo export netstat ss
+ip ifconfig ifup ifdown mount umount chmod chown chgrp systemctl service journalctl git pip pip3 python python3 make
+wget curl ssh scp rsync tar gzip gunzip zcat grep egrep sed awk find kill killall ps top less more vi vim nano touch
 mkdir rmdir ln passwd useradd adduser usermod groupadd modprobe insmod lsmod mkfs fdisk parted cfdisk dd blkid lsblk
-update-grub update-initramfs update-alternatives grub-install reboot shutdown halt iptables nft ping traceroute dig host
-deb deb-src set unset alias source chroot debootstrap cryptsetup lvcreate vgcreate pvcreate mdadm ulimit crontab
+update-grub update-initramfs update-alternatives grub-install reboot shutdown halt iptables nft ping traceroute dig
+host deb deb-src set unset alias source chroot debootstrap cryptsetup lvcreate vgcreate pvcreate mdadm ulimit crontab
 docker kubectl npm node perl ruby gcc cc ldd strace man whoami hostname uname df du free env printf exec""".split()
 )
 _PROMPT = re.compile(r"^(?:\$|%|>|#|[\w.-]+@[\w.-]+[:~][^ ]*[$#])\s")
@@ -237,7 +237,9 @@ def is_command_like(heading: str) -> bool:
 
 # %% ../nbs/02a_titles.ipynb #c0mmand4
 _MACHINE_TITLE = re.compile(
-    r"^(?:microsoft (?:word|excel|powerpoint)\s*-\s*|untitled\b|document\d*$|title$|слайд\s*\d*$|(?:презентация(?: powerpoint)?|(?:powerpoint )?presentation|workbook|книга)\s*\d*$|slide\s*\d*$|книга\d*$|book\d*$|sheet\d*$|лист\d*$)",
+    r"^(?:microsoft (?:word|excel|powerpoint)\s*-\s*|untitled\b|document\d*$|title$|слайд\s*\d*$"
+    r"|(?:презентация(?: powerpoint)?|(?:powerpoint )?presentation|workbook|книга)\s*\d*$"
+    r"|slide\s*\d*$|книга\d*$|book\d*$|sheet\d*$|лист\d*$)",
     re.I,
 )
 
@@ -279,7 +281,7 @@ def file_title(
     markdown: str,  # the converted document
     path: Path,  # the file, for its stem
 ) -> str:
-    "Title of a file: metadata → first H1 unless boilerplate → informative stem → first H1 → stem (R-T1)."
+    "Title of a file: metadata → first H1 unless boilerplate → informative stem → first H1 → stem."
     if t := real_meta_title(meta_title):
         return t
     h1 = first_h1(markdown)

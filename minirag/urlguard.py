@@ -161,7 +161,8 @@ def _parse(url: str) -> tuple:
     scheme = parts.scheme.lower()
     if scheme not in ("http", "https"):
         raise UrlRefused(
-            f"only http:// and https:// URLs can be fetched; {scheme + ':' if scheme else 'a URL without a scheme'} is not allowed ({shown!r})"
+            f"only http:// and https:// URLs can be fetched; "
+            f"{scheme + ':' if scheme else 'a URL without a scheme'} is not allowed ({shown!r})"
         )
     if not host:
         raise UrlRefused(f"the URL {shown!r} has no host; give a URL like https://example.com/page")
@@ -352,7 +353,8 @@ def fetch_url(
             ) from None
         except ssl.SSLCertVerificationError as e:
             raise FetchError(
-                f"TLS certificate check failed for '{t.host}' ({e.verify_message}); the server is not who it claims to be"
+                f"TLS certificate check failed for '{t.host}' ({e.verify_message}); "
+                "the server is not who it claims to be"
             ) from None
         except ssl.SSLError as e:
             raise FetchError(

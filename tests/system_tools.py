@@ -1,4 +1,5 @@
-"""System tools some tests and notebook cells need, which pip cannot install: how to check each, which apt packages bring it.
+"""System tools some tests and notebook cells need, which pip cannot install: how to check each, which apt packages
+bring it.
 
 Missing tool → the test (or the notebook cells flagged `#| <tool>`) is skipped with the apt-get line as the reason.
 With MINIRAG_REQUIRE_SYSTEM_TOOLS=1 (set by .ci/run, which installs them) a missing tool is a failure instead.
@@ -11,6 +12,7 @@ Command line (used by the Makefile's nbtest target and .ci/run):
 To add a tool: one line in TOOLS; mark tests `@pytest.mark.requires_tool("name")`, notebook cells `#| name`
 (and add `name` to `tst_flags` in pyproject.toml).
 """
+
 import os, shutil, subprocess, sys, tomllib
 from functools import lru_cache
 from pathlib import Path
@@ -22,49 +24,66 @@ TOOLS = {
     "tesseract": "tesseract-ocr tesseract-ocr-rus tesseract-ocr-eng",
     "pdftotext": "poppler-utils",
     "pandoc": "pandoc",
-    "chromium": "chromium chromium-driver",  # tests/test_docs.py opens the rendered docs in it (selenium + chromedriver)
+    # tests/test_docs.py opens the rendered docs in it (selenium + chromedriver)
+    "chromium": "chromium chromium-driver",
 }
+
 
 def required() -> bool:
     "True when a missing tool must fail the run (CI) rather than skip."
     return os.environ.get(REQUIRE_ENV, "").strip() not in ("", "0", "false", "no")
 
+
 @lru_cache(maxsize=None)
 def problem(name: str) -> str | None:
     "Why `name` cannot be used on this machine, or None when it can."
-    if name not in TOOLS: raise KeyError(f"unknown system tool {name!r}; known: {', '.join(TOOLS)}")
+    if name not in TOOLS:
+        raise KeyError(f"unknown system tool {name!r}; known: {', '.join(TOOLS)}")
     exe = shutil.which(name)
-    if not exe: return f"{name} is not on PATH"
+    if not exe:
+        return f"{name} is not on PATH"
     if name == "tesseract":  # the OCR tests read Russian and English
-        try: out = subprocess.run([exe, "--list-langs"], capture_output=True, text=True, timeout=30).stdout
-        except (OSError, subprocess.SubprocessError) as e: return f"tesseract does not run ({e})"
+        try:
+            out = subprocess.run([exe, "--list-langs"], capture_output=True, text=True, timeout=30).stdout
+        except (OSError, subprocess.SubprocessError) as e:
+            return f"tesseract does not run ({e})"
         lack = {"rus", "eng"} - {l.strip() for l in out.splitlines()[1:]}
-        if lack: return f"tesseract lacks the {'+'.join(sorted(lack))} language data"
+        if lack:
+            return f"tesseract lacks the {'+'.join(sorted(lack))} language data"
     return None
+
 
 def reason(name: str) -> str:
     "The skip/fail reason for a missing `name`: what is wrong and the apt-get line that fixes it."
     return f"{problem(name)} (install: apt-get install {TOOLS[name]})"
 
+
 def notebook_tools() -> list[str]:
     "Tools that flag notebook cells: those named in `tst_flags` of pyproject.toml."
-    cfg = tomllib.loads((Path(__file__).resolve().parents[1]/"pyproject.toml").read_text())
+    cfg = tomllib.loads((Path(__file__).resolve().parents[1] / "pyproject.toml").read_text())
     flags = cfg.get("tool", {}).get("nbdev", {}).get("tst_flags", "").split()
     return [t for t in TOOLS if t in flags]
 
+
 def main(argv: list[str]) -> int:
     if argv == ["--nbdev-flags"]:
-        print(" ".join(t for t in notebook_tools() if problem(t) is None)); return 0
+        print(" ".join(t for t in notebook_tools() if problem(t) is None))
+        return 0
     if argv == ["--apt-packages"]:
-        print(" ".join(TOOLS.values())); return 0
+        print(" ".join(TOOLS.values()))
+        return 0
     if argv == ["--check"]:
         missing = [t for t in notebook_tools() if problem(t)]
         for t in missing:
             verb = "FAIL" if required() else "skipped"
             print(f"system tools: notebook cells flagged '#| {t}' {verb}: {reason(t)}", file=sys.stderr)
         if missing and required():
-            print(f"system tools: {REQUIRE_ENV}=1 requires every tool above", file=sys.stderr); return 1
+            print(f"system tools: {REQUIRE_ENV}=1 requires every tool above", file=sys.stderr)
+            return 1
         return 0
-    print(__doc__, file=sys.stderr); return 2
+    print(__doc__, file=sys.stderr)
+    return 2
 
-if __name__ == "__main__": sys.exit(main(sys.argv[1:]))
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -1,23 +1,28 @@
 "OCR through the whole pipeline: scanned PDFs and images become searchable documents; without the extra, clear errors."
-import sys, shutil
+
+import sys
 from pathlib import Path
 import pytest
 from minirag.config import MiniragError
 import minirag.ocr as ocr
 
-sys.path.insert(0, str(Path(__file__).parent/"data"/"ocr"))
+sys.path.insert(0, str(Path(__file__).parent / "data" / "ocr"))
 import scans  # noqa: E402
+
 
 def need_tesseract(test):
     "tesseract (conftest: a skip naming the apt packages, a failure in CI) and the OCR extra's page renderer."
     test = pytest.mark.requires_tool("tesseract")(test)
-    return pytest.mark.skipif(not ocr._has_pdfium(), reason="pypdfium2 not installed (install: pip install 'minirag[ocr]')")(test)
+    return pytest.mark.skipif(
+        not ocr._has_pdfium(), reason="pypdfium2 not installed (install: pip install 'minirag[ocr]')"
+    )(test)
+
 
 @need_tesseract
 def test_mixed_pdf_is_searchable_and_listed_with_its_engine(index, root):
     cover = ["Quarterly inventory report", "Prepared by the logistics team"]
     page = scans.page_image(["Pallet discrepancy in aisle seven", "Инвентаризация склада завершена"])
-    p = scans.mixed_pdf(root/"report.pdf", cover, [page])
+    p = scans.mixed_pdf(root / "report.pdf", cover, [page])
     r = index.ingest(p)
     assert r["ocrEngine"].startswith("tesseract")
     text = index.read(p)["text"]
@@ -28,27 +33,31 @@ def test_mixed_pdf_is_searchable_and_listed_with_its_engine(index, root):
     listed = {f["displayPath"]: f for f in index.list_files()["files"]}
     assert listed["report.pdf"]["ocrEngine"].startswith("tesseract")
 
+
 @need_tesseract
 def test_image_is_a_document_with_the_extra(index, root):
-    img = root/"whiteboard.png"
+    img = root / "whiteboard.png"
     scans.page_image(["Deployment checklist", "rotate the signing keys"], a4=False).save(img)
     r = index.ingest(img)
     assert r["chunkCount"] >= 1
     assert index.query("signing keys", top_k=1)["results"][0]["source"] == str(img)
 
+
 def test_scan_without_the_extra_is_a_clear_error(index, root, monkeypatch):
-    p = scans.image_pdf(root/"scan.pdf", [scans.page_image(["Only pixels here"])])
+    p = scans.image_pdf(root / "scan.pdf", [scans.page_image(["Only pixels here"])])
     monkeypatch.setattr(ocr, "ocr_available", lambda: False)
     with pytest.raises(MiniragError, match=r"no text layer.*pip install 'minirag\[ocr\]'"):
         index.ingest(p)
 
+
 def test_images_are_not_documents_without_the_extra(index, root, monkeypatch):
-    img = root/"photo.png"
+    img = root / "photo.png"
     scans.page_image(["hello"], a4=False).save(img)
     monkeypatch.setattr(ocr, "ocr_available", lambda: False)
     with pytest.raises(MiniragError, match="OCR extra"):
         index.ingest(img)
     assert [f for f in index.list_files()["files"] if f["displayPath"] == "photo.png"] == []
+
 
 def test_status_reports_ocr(index, monkeypatch):
     s = index.status()
