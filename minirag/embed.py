@@ -11,11 +11,11 @@ from importlib import resources
 from pathlib import Path
 import numpy as np
 from .config import MiniragError
+from . import tuning
 
 # %% auto #0
-__all__ = ['PACKAGED_MODEL', 'EMBED_BATCH', 'PRELOAD_MODULES', 'HOLD_MODULES', 'HUB_MODULES', 'WRITE_MODULES',
-           'packaged_model_files', 'packaged_model_dir', 'local_model_info', 'load_tokenizer', 'OnnxModel', 'batch_for',
-           'Embedder', 'preload']
+__all__ = ['PACKAGED_MODEL', 'EMBED_BATCH', 'packaged_model_files', 'packaged_model_dir', 'local_model_info', 'load_tokenizer',
+           'OnnxModel', 'batch_for', 'Embedder', 'preload']
 
 # %% ../nbs/04_embed.ipynb #d3e9fa52
 PACKAGED_MODEL = "all-MiniLM-L6-v2-int8"
@@ -135,7 +135,7 @@ def load_tokenizer(d: Path):
 
 
 class OnnxModel:
-    "A local sentence-embedding model run on ONNX Runtime: mean of the token vectors under the attention mask, unit length."
+    "A local sentence-embedding model on ONNX Runtime: mean of the token vectors under the attention mask, unit length."
 
     def __init__(self, d: Path, model_file: str, threads: int):
         import onnxruntime as ort
@@ -181,12 +181,13 @@ EMBED_BATCH = 8  # texts per ONNX call: on 2 cores 8 beat 32 by 10–25 % and he
 
 
 def batch_for(chars: int, batch: int = EMBED_BATCH, tokens: int = 128) -> int:
-    "Texts per ONNX call when the longest has `chars` characters: attention memory grows with batch × length², so it is held at `batch` texts of `tokens` tokens (≈ 4 characters a token)."
+    "Texts per ONNX call when the longest has `chars` characters (≈ 4 a token): the memory of `batch` × `tokens`."
+    # attention memory grows with batch × length²: the batch shrinks with the square of the length over `tokens`
     return max(1, min(batch, int(batch * (tokens / max(chars / 4, tokens)) ** 2)))
 
 
 class Embedder:
-    "A lazily loaded text-embedding model: a local directory runs on ONNX Runtime directly (`OnnxModel`), a model id through fastembed."
+    "A lazily loaded text-embedding model: a local directory on ONNX Runtime (`OnnxModel`), a model id via fastembed."
 
     def __init__(
         self, model_name: str, cache_dir: str | Path, threads: int | None = None, batch_size: int = EMBED_BATCH
@@ -234,10 +235,11 @@ class Embedder:
         return self._model
 
     def load_in_background(self) -> threading.Thread | None:
-        "Start loading a local model in a thread: ONNX Runtime builds its session outside the GIL (0.2 s), so a one-shot query overlaps it with its imports and the keyword search. A failure is left to the first `embed`, which reports it."
+        "Start loading a local model in a thread; a failure is left to the first `embed`, which reports it."
+        # ONNX Runtime builds its session outside the GIL (0.2 s): a one-shot query overlaps it with imports and BM25
         if self._model is not None or not self.is_local:
             return None
-        import onnxruntime, tokenizers  # first-time imports stay in the calling thread (issue 18)
+        import onnxruntime, tokenizers  # noqa: F401 -- first-time imports stay in the calling thread (see `preload`)
 
         def load():
             try:
@@ -245,8 +247,9 @@ class Embedder:
             except Exception:
                 pass
 
-        # not a daemon: a process whose query ends early (empty index, an error) waits for it at exit; ONNX Runtime aborts the
-        # process if the interpreter is torn down under a session still being built ("terminate called without an active exception")
+        # not a daemon: a process whose query ends early (empty index, an error) waits for it at exit; ONNX Runtime
+        # aborts the process if the interpreter is torn down under a session still being built
+        # ("terminate called without an active exception")
         t = threading.Thread(target=load, name="minirag-model-load")
         t.start()
         return t
@@ -292,8 +295,8 @@ class Embedder:
     def _download_error(self, why):
         return MiniragError(
             f"could not download embedding model {self.model_name!r} into {self.cache_dir}: {why}. "
-            "Fix: connect to the network once, or set MODEL_NAME to a local directory holding model.onnx, tokenizer.json "
-            "and config.json (see README: offline models)"
+            "Fix: connect to the network once, or set MODEL_NAME to a local directory holding model.onnx, "
+            "tokenizer.json and config.json (see README: offline models)"
         )
 
     def embed(self, texts: list[str]) -> np.ndarray:
@@ -320,19 +323,13 @@ class Embedder:
 # %% ../nbs/04_embed.ipynb #b0a7e102
 _preloaded: set = set()  # "query", "write": what this process has imported already
 _preload_lock = threading.Lock()
-PRELOAD_MODULES = ("numpy", "duckdb", "duckdb_extension_fts", "onnxruntime", "tokenizers")
-HOLD_MODULES = (
-    "pyarrow",
-)  # a process that keeps the vectors and postings reads them as Arrow batches; a CLI query does not
-HUB_MODULES = ("loguru", "fastembed")  # a model id runs through fastembed; a local directory does not import it
-WRITE_MODULES = ("pandas",)  # DuckDB's register imports pandas to check what it was given: only writes register tables
 
 
 def preload(
     query_only: bool = False,
     model_name: str | None = None,  # the configured model: fastembed is imported unless it is a local directory
 ):
-    "Do the first-time imports of the query (or query and ingest) stack in this thread, once per process, before worker threads start."
+    "Do the first-time imports of the query (or query and ingest) stack in this thread, once, before workers start."
     want = ({"query"} if query_only else {"query", "write"}) | (
         set() if model_name and Path(os.path.expanduser(model_name)).is_dir() else {"hub"}
     )
@@ -344,15 +341,7 @@ def preload(
         import importlib, sysconfig
 
         sysconfig.get_config_vars()  # fill the lazily built dict before any other thread formats a path with it
-        hold = (
-            not query_only or os.environ.get("MINIRAG_HOLD_VECTORS", "1") != "0"
-        )  # the switch `vectors.holds_vectors` reads
-        for m in (
-            PRELOAD_MODULES
-            + (HOLD_MODULES if hold else ())
-            + (() if query_only else WRITE_MODULES)
-            + (HUB_MODULES if "hub" in want else ())
-        ):
+        for m in tuning.import_order(query_only, hub="hub" in want):
             try:
                 importlib.import_module(m)
             except Exception:

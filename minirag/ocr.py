@@ -10,34 +10,18 @@ import hashlib, importlib.util, io, os, re, shutil, subprocess, threading, urlli
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from .config import MiniragError
+from .config import MiniragError, DEFAULT_OCR_LANG, DEFAULT_OCR_MIN_CHARS, validate_ocr_lang
+from .config import OCR_LANG_IDS  # noqa: F401 -- callers read the ids here too
+from .tuning import tesseract_env
 
 # %% auto #0
-__all__ = ['IMAGE_EXTS', 'DEFAULT_OCR_LANG', 'INSTALL_HINT', 'TESSERACT_HINT', 'OCR_LANG_IDS', 'validate_ocr_lang',
-           'ocr_available', 'ocr_status', 'rapidocr_model_files', 'OcrText', 'ocr_pdf', 'ocr_image']
+__all__ = ['IMAGE_EXTS', 'INSTALL_HINT', 'TESSERACT_HINT', 'ocr_available', 'ocr_status', 'rapidocr_model_files', 'OcrText',
+           'ocr_pdf', 'ocr_image']
 
 # %% ../nbs/09_ocr.ipynb #46c4e824
 IMAGE_EXTS = (".png", ".jpg", ".jpeg", ".tiff", ".tif", ".bmp", ".webp")
-DEFAULT_OCR_LANG = "auto"
 INSTALL_HINT = "pip install 'minirag[ocr]'"
 TESSERACT_HINT = "apt-get install tesseract-ocr tesseract-ocr-rus tesseract-ocr-eng"
-OCR_LANG_IDS = ("auto", "ru", "en", "rapidocr:en", "rapidocr:cyrillic", "tesseract:LANGS")
-_TESS_LANGS = re.compile(r"[a-z][a-z0-9_]*(\+[a-z][a-z0-9_]*)*")
-
-
-def validate_ocr_lang(
-    lang: str | None,  # a `RAG_OCR_LANG` value; None or "" means the default
-) -> str | None:
-    "None when `lang` is a known OCR language id, else an error message listing the valid ids."
-    lang = (lang or DEFAULT_OCR_LANG).strip()
-    if lang in OCR_LANG_IDS[:-1]:
-        return None
-    if lang.startswith("tesseract:") and _TESS_LANGS.fullmatch(lang.split(":", 1)[1]):
-        return None
-    return (
-        f"RAG_OCR_LANG={lang!r} is not a known OCR language; valid values: {', '.join(OCR_LANG_IDS)} "
-        "(LANGS = tesseract language packs joined by '+', e.g. tesseract:rus+eng)"
-    )
 
 # %% ../nbs/09_ocr.ipynb #0e426a27
 def _has_module(name: str) -> bool:
@@ -165,7 +149,7 @@ def _fetch(name: str, url: str, sha256: str, folder: Path, timeout: float = 60) 
 def rapidocr_model_files(
     cache_dir: Path,  # CACHE_DIR; the files go to CACHE_DIR/ocr/
 ) -> dict[str, Path]:
-    "The Cyrillic recognition model and its dictionary, downloaded once; raises `MiniragError` naming the file that failed."
+    "The Cyrillic recognition model and its dictionary, downloaded once; a `MiniragError` names a file that failed."
     folder = Path(cache_dir) / "ocr"
     with _download_lock:
         return {name: _fetch(name, url, sha, folder) for name, (url, sha) in _RAPIDOCR_CYRILLIC.items()}
@@ -207,7 +191,7 @@ def _tesseract(img, langs: str, dpi: int, timeout: float = 300) -> str:
     "Text of a PIL image via the tesseract binary."
     buf = io.BytesIO()
     img.save(buf, "PNG")
-    env = dict(os.environ, OMP_THREAD_LIMIT="1")
+    env = tesseract_env()  # one OpenMP thread (why: below, and the tuning page)
     try:
         r = subprocess.run(
             [_tesseract_bin() or "tesseract", "stdin", "stdout", "-l", langs, "--dpi", str(dpi)],
@@ -302,7 +286,7 @@ def _text_chars(page) -> int:
 
 def ocr_pdf(
     path: Path,  # a local PDF file
-    min_chars: int = 25,  # RAG_OCR_MIN_CHARS_PER_PAGE: pages with fewer text chars are OCRed; 0 disables
+    min_chars: int = DEFAULT_OCR_MIN_CHARS,  # RAG_OCR_MIN_CHARS_PER_PAGE: fewer text chars are OCRed; 0 disables
     lang: str | None = None,  # RAG_OCR_LANG; None = the default (auto)
     cache_dir: Path | None = None,  # CACHE_DIR, for downloaded models
 ) -> OcrText:
