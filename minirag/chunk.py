@@ -7,7 +7,7 @@ Docs: https://example.invalid/minirag/chunk.html.md"""
 # %% auto #0
 __all__ = ['SCHEME_VERSION', 'SECTION_CAP', 'CODE_BUDGETS', 'CODE_SPLIT_MARK', 'WINDOW_SECONDS', 'CHARS_PER_TOKEN_CAP',
            'TRANSCRIPT_SHARE', 'Chunk', 'ChunkedDoc', 'strip_inline_images', 'timestamp_seconds', 'transcript_share',
-           'detect_category', 'chunk_markdown', 'rebuild_section', 'rebuild_document']
+           'detect_category', 'table_header', 'chunk_markdown', 'rebuild_section', 'rebuild_document']
 
 # %% ../nbs/03_chunk.ipynb #7c2369a8
 import re, bisect
@@ -17,11 +17,14 @@ from typing import Callable
 from .config import MiniragError
 
 # %% ../nbs/03_chunk.ipynb #33d32eee
-SCHEME_VERSION = 2  # bump whenever chunk boundaries or texts change, conversion included (R-C9); 2: PDF text layer, sheets, HTML main content
-SECTION_CAP = 4000  # characters in a section returned to a caller (R-C5)
-CODE_BUDGETS = 4  # a closed code fence stays atomic up to this many budgets (R-C7)
-CODE_SPLIT_MARK = "[code block split to fit the token budget]"
-WINDOW_SECONDS = 120  # transcript section length (R-C3)
+# Bump whenever chunk boundaries, texts or what `prefix_len` covers change (conversion included): a sync then
+# re-cuts every source cut with an older scheme. 2: PDF text layer, sheets, HTML main content.
+# 3: a table chunk's repeated header row and a split fence's marker line are read by a caller (out of the prefix).
+SCHEME_VERSION = 3
+SECTION_CAP = 4000  # characters in a section returned to a caller
+CODE_BUDGETS = 4  # a closed code fence stays atomic up to this many budgets
+CODE_SPLIT_MARK = "[code block split to fit the token budget]"  # first line of every piece of a split fence
+WINDOW_SECONDS = 120  # transcript section length
 CHARS_PER_TOKEN_CAP = 10  # no real language packs more characters than this into one token
 TRANSCRIPT_SHARE = 0.25  # share of non-blank lines with a timestamp; justified by measurement below
 
@@ -32,7 +35,7 @@ class Chunk:
 
     text: str  # embedded and keyword-indexed: prefix + body
     parent_id: str  # section id, unique within the document
-    prefix_len: int  # length of the repeated context at the start of `text`
+    prefix_len: int  # length of the context a caller does not read: title line, breadcrumb, slide or window label
     section_head: str  # opens the rebuilt section once; may be ""
     kind: str  # "text" | "turns" | "slide" | "table" | "code" | "code_part" | "heading"
     tokens: int  # token count of `text` with the real counter
@@ -71,7 +74,8 @@ class ChunkedDoc:
         ]
         more = f"\n\n… {len(self.chunks) - 20} more chunks" if len(self.chunks) > 20 else ""
         return (
-            f"**{self.category}**, {len(self.chunks)} chunks\n\n| # | section | kind | tokens | text |\n|---|---|---|---|---|\n"
+            f"**{self.category}**, {len(self.chunks)} chunks\n\n"
+            + "| # | section | kind | tokens | text |\n|---|---|---|---|---|\n"
             + "\n".join(rows)
             + more
         )
@@ -131,7 +135,7 @@ _DATA_IMG = re.compile(r'!\[([^\]\n]*)\]\(\s*<?data:image/[^)\s>]*>?(?:\s+"[^"\n
 
 
 def strip_inline_images(markdown: str) -> str:
-    "Replace inline `data:` pictures by their alt text; links to files/URLs and code blocks stay (R-I3)."
+    "Replace inline `data:` pictures by their alt text; links to files/URLs and code blocks stay."
     if "data:image/" not in markdown:
         return markdown
     lines = markdown.splitlines(keepends=True)
@@ -189,7 +193,7 @@ def _headings(lines: list, mask: list) -> list:
 
 
 def detect_category(markdown: str) -> str:
-    "Read the structure off the Markdown: transcript, slides, headings or generic (R-C3)."
+    "Read the structure off the Markdown: transcript, slides, headings or generic."
     lines = markdown.splitlines()
     mask = _code_mask(lines)
     text = [l for l, c in zip(lines, mask) if l.strip() and not c]
@@ -318,13 +322,23 @@ class _Block:
 
     kind: str  # 'text' | 'table' | 'code'
     text: str
-    header: str = ""  # tables: header row + separator line, repeated on every chunk
+    header: str = ""  # tables: header row + separator line, repeated at the start of every chunk
     cut: bool = False  # code: already cut by the section cap, so split at lines
     cont: bool = False  # a later piece of a block cut by the section cap
 
 
 def _is_sep(line: str) -> bool:
     return "|" in line and "-" in line and bool(_SEP.match(line))
+
+
+def table_header(
+    body: str,  # a chunk's body, `text[prefix_len:]`
+) -> str:
+    "The header row + separator line a table chunk's body starts with, else ''."
+    lines = body.split("\n", 2)
+    if len(lines) == 3 and "|" in lines[0] and _is_sep(lines[1]):
+        return lines[0] + "\n" + lines[1] + "\n"
+    return ""
 
 
 def _blocks(body: str) -> list:
@@ -399,7 +413,7 @@ def _cap_pieces(b: _Block, limit: int) -> list:
 
 
 def _cap_split(sec: _Section, blocks: list) -> list:
-    "Group blocks into sections of at most SECTION_CAP characters (R-C5); soft only for one huge row/sentence."
+    "Group blocks into sections of at most SECTION_CAP characters; soft only for one huge row or sentence."
     if len(sec.head) + len(sec.body) <= SECTION_CAP:
         return [blocks]
     limit = max(SECTION_CAP - len(sec.head) - 2, SECTION_CAP // 2)
@@ -501,8 +515,8 @@ class _Packer:
     def add(self, text, pid, prefix_len, head, kind, tokens):
         self.chunks.append(Chunk(text, pid, prefix_len, head, kind, tokens))
 
-    def pack(self, units: list, prefix: str, kind: str, head: str, pid: str):
-        "Greedily pack consecutive units after `prefix`; the real count of each chunk has the last word."
+    def pack(self, units: list, prefix: str, kind: str, head: str, pid: str, plen: int | None = None):
+        "Greedily pack units after `prefix` (a caller reads from `plen` on); the real count has the last word."
         ptok, units, i = (self.count(prefix) if prefix else 0), list(units), 0
         while i < len(units):
             limit = self.limit()
@@ -521,11 +535,11 @@ class _Packer:
             if t > limit and len(units[i][0]) > 1:  # one unit alone is over: the sum was an estimate
                 units[i : i + 1] = self.fit(units[i][0], max(1, min(units[i][1] - 1, avail - (t - limit))))
                 continue
-            self.add(text, pid, len(prefix), head, kind, t)
+            self.add(text, pid, len(prefix) if plen is None else plen, head, kind, t)
             i = j
 
     def context_line(self, parts: list) -> str:
-        "Breadcrumb of at most a third of the budget, elided from the middle (R-C4)."
+        "Breadcrumb of at most a third of the budget, elided from the middle keeping the outermost and innermost."
         if not parts:
             return ""
         lim, full = self.budget // 3, " > ".join(parts)
@@ -573,18 +587,22 @@ class _Packer:
         flush()
 
     def table(self, b: _Block, base: str, head: str, pid: str):
-        "Rows packed under the repeated header; a row over the budget is cut at whitespace (R-C6)."
+        "Rows packed under the repeated header, which a caller reads too; a row over the budget is cut at whitespace."
         prefix, text = base + b.header, b.text
         if b.header and self.count(prefix) > self.budget * 2 // 3:  # too big to repeat: written once, as a row
             prefix, text = base, ("" if b.cont else b.header) + b.text
-        avail, units = self.budget - self.count(prefix), []
+        avail, units, n = self.budget - self.count(prefix), [], len(self.chunks)
         for row in _split_lines(text):
             t = self.count(row) if len(row) <= self.maxc else None
             units.extend([(row, t)] if t is not None and t <= avail else self.window(row, avail))
-        self.pack(units, prefix, "table", head, pid)
+        self.pack(units, prefix, "table", head, pid, len(base))
+        if prefix == base:  # header written once: a later chunk that opens on a header-like pair of rows is
+            for c in self.chunks[n + (not b.cont) :]:  # document text, so the rebuild must not take it for a repeat
+                if table_header(c.body):
+                    c.kind = "text"
 
     def code(self, b: _Block, base: str, head: str, pid: str):
-        "A closed fence is atomic up to CODE_BUDGETS budgets, else cut at lines with a marker (R-C7)."
+        "A closed fence is atomic up to CODE_BUDGETS budgets, else cut at lines, each piece opening on the marker."
         if not b.cut and len(b.text) <= CODE_BUDGETS * self.maxc:
             t = self.count(base + b.text)
             if t <= CODE_BUDGETS * self.budget:
@@ -592,7 +610,8 @@ class _Packer:
                 return
         prefix = base + CODE_SPLIT_MARK + "\n"
         avail = self.budget - self.count(prefix)
-        self.pack([u for l in _split_lines(b.text) for u in self.fit(l, avail)], prefix, "code_part", head, pid)
+        units = [u for l in _split_lines(b.text) for u in self.fit(l, avail)]
+        self.pack(units, prefix, "code_part", head, pid, len(base))
 
 # %% ../nbs/03_chunk.ipynb #6ac2cc68
 def chunk_markdown(
@@ -622,8 +641,8 @@ def _field(r, k):
     return r[k] if isinstance(r, dict) else getattr(r, k)
 
 
-def _table_header(prefix: str) -> str:
-    "The header row + separator a table chunk repeats at the end of its prefix, else ''."
+def _prefix_header(prefix: str) -> str:
+    "The header row + separator at the end of a table chunk's prefix (cut before scheme 3), else ''."
     lines = prefix.split("\n")
     if len(lines) >= 3 and lines[-1] == "" and _is_sep(lines[-2]) and "|" in lines[-3]:
         return lines[-3] + "\n" + lines[-2] + "\n"
@@ -636,7 +655,7 @@ def _open_end(body: str) -> bool:
 
 
 class _Rebuild:
-    "Appends chunk bodies, writing a table header only where a table starts."
+    "Appends chunk bodies: a table header only where a table starts, no split marker."
 
     def __init__(self):
         self.out, self.kind, self.header, self.body = [], None, "", ""
@@ -646,10 +665,16 @@ class _Rebuild:
             text, pl, kind = _field(r, "text"), _field(r, "prefix_len"), _field(r, "kind")
             body = text[pl:]
             if kind == "table":
-                hdr = _table_header(text[:pl])
-                if hdr and not (self.kind == "table" and self.header == hdr and _open_end(self.body)):
-                    self.out.append(hdr)
+                old = _prefix_header(text[:pl])  # chunks cut before scheme 3 kept the repeated header in the prefix
+                hdr = old or table_header(body)
+                same = self.kind == "table" and self.header == hdr and _open_end(self.body)  # the table goes on
+                if old and not same:
+                    self.out.append(old)
+                elif hdr and not old and same:
+                    body = body[len(hdr) :]  # the header this chunk repeats: the section has it already
                 self.header = hdr
+            elif kind == "code_part" and body.startswith(CODE_SPLIT_MARK + "\n"):
+                body = body[len(CODE_SPLIT_MARK) + 1 :]  # the marker is not document text
             self.out.append(body)
             self.kind, self.body = kind, body
 
@@ -670,7 +695,7 @@ def rebuild_section(
 def rebuild_document(
     rows: list,  # all chunks of a document (dicts or Chunk), in chunk order
 ) -> str:
-    "The document from its sections: heads, breadcrumbs and repeated table headers appear once (R-C8)."
+    "The document from its sections: heads, breadcrumbs and repeated table headers once, no split markers."
     rb, last = _Rebuild(), None
     for _, g in groupby(rows, key=lambda r: _field(r, "parent_id")):
         g = list(g)

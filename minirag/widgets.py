@@ -17,7 +17,7 @@ except ImportError as e:
     raise MiniragError(
         f"minirag's notebook layer needs its extra ({e.name} is missing): pip install 'minirag[notebook]'"
     ) from None
-from .chunk import CODE_SPLIT_MARK
+from .chunk import CODE_SPLIT_MARK, table_header
 from .api import Index
 
 # %% auto #0
@@ -37,8 +37,9 @@ def split_labels(
         pre = _TITLE.sub("", r["text"][: r["prefix_len"]])  # ingest puts "# Title" before chunk 0 only
         if r["kind"] == "code_part" or CODE_SPLIT_MARK in pre:
             return ("code", pre)
-        if r["kind"] == "table" and "|" in pre:
-            return ("table", pre)
+        hdr = table_header(r["text"][r["prefix_len"] :])  # the header every chunk of a table opens on
+        if r["kind"] == "table" and ("|" in pre or hdr):  # "|" in pre: cut before the header moved to the body
+            return ("table", pre + hdr)
         return None
 
     keys, out, i = [key(r) for r in rows], [""] * len(rows), 0

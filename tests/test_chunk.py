@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings, HealthCheck, strategies as st
 
 from minirag.chunk import (CODE_SPLIT_MARK, SECTION_CAP, CODE_BUDGETS, CHARS_PER_TOKEN_CAP, chunk_markdown,
-                           detect_category, rebuild_document, rebuild_section, strip_inline_images)
+                           detect_category, rebuild_document, rebuild_section, strip_inline_images, table_header)
 
 ASSETS = Path(__file__).parents[1] / 'minirag' / 'assets' / 'all-MiniLM-L6-v2' / 'tokenizer.json'
 DATA = Path(__file__).parent / 'data' / 'chunking'
@@ -125,7 +125,7 @@ def test_code_block_atomic_up_to_four_budgets_then_split():
     md_big = "# Code\n\n" + block(n_ok + 5) + "\n\n# Next\n\nText."
     doc = chunk_markdown(md_big, count, budget)
     parts = [c for c in doc.chunks if c.kind == 'code_part']
-    assert len(parts) > 4 and all(CODE_SPLIT_MARK in c.text[:c.prefix_len] and c.tokens <= budget for c in parts)
+    assert len(parts) > 4 and all(c.body.startswith(CODE_SPLIT_MARK + '\n') and c.tokens <= budget for c in parts)  # read with the marker
     assert all(c.body.endswith('\n') or c.body.endswith('```') for c in parts)  # cut at line boundaries
     assert block(n_ok + 5) in rebuild_document(doc.chunks)  # marker gone, one block again
     check_budget(doc, budget)
@@ -147,8 +147,7 @@ def test_thirty_row_table_reads_back_as_one_table():
     tchunks = [c for c in doc.chunks if c.kind == 'table']
     assert len(tchunks) > 3
     hdr = '| Col0 | Col1 | Col2 |\n| --- | --- | --- |\n'
-    assert all(c.text[:c.prefix_len].endswith(hdr) for c in tchunks)
-    assert all(c.body.count('\n| ') == 0 or not c.body.startswith('| Col0') for c in tchunks)  # header never in a body
+    assert all(c.body.startswith(hdr) and c.body.count('| Col0 |') == 1 for c in tchunks)  # each reads with its header, once
     for text in (rebuild_document(doc.chunks), rebuild_section([c for c in doc.chunks if c.parent_id == tchunks[0].parent_id])):
         assert text.count('| Col0 |') == 1 and text.count('| --- | --- | --- |') == 1
         assert '\n'.join(f'| value {r}.0 | value {r}.1 | value {r}.2 |' for r in range(30)) in text
@@ -170,9 +169,37 @@ def test_long_row_split_at_whitespace_section_keeps_it_whole():
     doc = chunk_markdown(md, count, 32)
     check_budget(doc, 32)
     pieces = [c for c in doc.chunks if c.kind == 'table' and 'word' in c.body]
-    assert len(pieces) > 3 and all(c.text[:c.prefix_len].endswith('| a | b |\n| --- | --- |\n') for c in pieces)
+    assert len(pieces) > 3 and all(c.body.startswith('| a | b |\n| --- | --- |\n') for c in pieces)
     sec = rebuild_section([c for c in doc.chunks if c.parent_id == pieces[0].parent_id])
     assert '| ' + long_cell + ' | end |' in sec and sec.count('| a | b |') == 1
+
+def test_header_written_once_and_glued_tables_rebuild_exactly():
+    "A header too wide to repeat is a row of the first chunk only; a later chunk that opens on a copy of it is text."
+    glued = 0
+    for cols in (2, 3, 5):
+        wide = '| ' + ' | '.join(f'Column number {i}' for i in range(cols)) + ' |\n|' + ' --- |' * cols + '\n'
+        for nrows in (0, 1, 6):
+            rows = ''.join('| ' + ' | '.join(f'v{r}' for _ in range(cols)) + ' |\n' for r in range(nrows))
+            for md in ("# W\n\nx\n\n## Wide\n\n" + wide + rows + wide + rows + "\nEnd.\n",   # two tables glued together
+                       "# W\n\nx\n\n## Wide\n\n" + wide + rows + "\nEnd.\n"):
+                for budget in (24, 32, 40, 48, 64):
+                    doc = chunk_markdown(md, count, budget)
+                    check_budget(doc, budget)
+                    assert rebuild_document(doc.chunks) == md.rstrip(), (cols, nrows, budget)
+                    glued += sum(c.kind == 'text' and table_header(c.body) == wide for c in doc.chunks)
+    assert glued  # some chunk did open on the glued copy, and it was kept
+
+def test_rebuild_reads_chunks_cut_before_the_header_moved_into_the_body():
+    "An index not yet re-cut keeps the repeated header in the prefix and the marker before `prefix_len`."
+    md = "# Prices\n\nIntro.\n\n## List\n\n" + table(30) + "\n## Code\n\n```py\n" + "\n".join(f"x_{i} = {i}" for i in range(90)) + "\n```\n"
+    doc = chunk_markdown(md, count, 32)
+    old = []
+    for c in map(asdict, doc.chunks):
+        h = table_header(c['text'][c['prefix_len']:]) if c['kind'] == 'table' else ''
+        m = CODE_SPLIT_MARK + '\n' if c['kind'] == 'code_part' else ''
+        old.append(dict(c, prefix_len=c['prefix_len'] + len(h) + len(m)))
+    assert sum(c['kind'] == 'code_part' for c in old) > 2 and sum(c['kind'] == 'table' for c in old) > 2
+    assert rebuild_document(old) == rebuild_document(doc.chunks) == md.rstrip()
 
 def test_header_only_table_is_content():
     md = "# A\n\nx\n\n## Empty table\n\n| Only | Header |\n| --- | --- |\n"
