@@ -12,7 +12,8 @@ from .config import Config, MiniragError, load_config, installed_version
 from .chunk import rebuild_section, rebuild_document, SCHEME_VERSION
 from .convert import scanned_exts
 from .embed import preload
-from .ingest import Engine, ingest_one_file, ingest_data, ingest_markdown, check_source_id, file_hash
+from .ingest import Engine, FileItem, IngestReport, camel, check_source_id, file_hash
+from .ingest import ingest_file, ingest_data, ingest_url, ingest_items
 from .scan import scan
 from .search import hybrid_query, display_path, hit_text, vocab_share
 from .security import resolve_in_roots, in_scope, scope_bases
@@ -132,13 +133,13 @@ Index.status = _status
 # %% ../nbs/10_api.ipynb #88584039
 def _ingest(self, path, must_be_absolute: bool = False) -> dict:
     "Ingest one file (replacing what is indexed for it)."
-    return ingest_one_file(self.engine, path, must_be_absolute)
+    return camel(ingest_file(self.engine, path, must_be_absolute))
 
 
 def _ingest_data(self, content: str, format: str = "markdown", source: str = None, title: str | None = None) -> dict:
     "Index content you hold under a source id you choose."
     self.cfg.check()
-    return ingest_data(self.engine, content, format, source, title)
+    return camel(ingest_data(self.engine, content, format, source, title))
 
 
 def _scope_warnings(tables, con, bases: list[str] | None, roots) -> list[str]:
@@ -369,15 +370,7 @@ def _list(self, scope: str | list[str] | None = None) -> dict:
 
 def _ingest_url(self, url: str, source: str | None = None) -> dict:
     "Fetch an http(s) URL under the URL rules (R-S6..S10) and index it; the source id defaults to the URL."
-    cfg = self.cfg.check()
-    from minirag.urlguard import url_to_markdown
-
-    sid = check_source_id(source) if source else check_source_id(url)
-    md, title = url_to_markdown(url, cfg.allow_private_urls, cfg.max_file_size)
-    if not md.strip():
-        raise MiniragError(f"{url}: the page has no text to index")
-    r = ingest_markdown(self.engine, sid, "url", md, title, len(md.encode()))
-    return dict(r, url=url)
+    return camel(ingest_url(self.engine, url, source))
 
 
 def _model_on_disk(emb) -> bool:
@@ -428,28 +421,27 @@ Index.read, Index.read_neighbors, Index.delete, Index.list_files = _read, _read_
 # %% ../nbs/10_api.ipynb #9c5052a4
 def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None) -> dict:
     "Ingest files and folders (recursively, never deleting); returns counts, per-file warnings and the ingested files."
-    from minirag.sync import ingest_files
-
     cfg = ix.cfg.check()
-    preload(model_name=cfg.model_name)  # before ingest_files starts its embedding thread (issue 18)
+    preload(model_name=cfg.model_name)  # before ingest_items starts its embedding thread (issue 18)
     todo, warnings = [], []
     for p in paths:
         real, root = resolve_in_roots(p, cfg.roots, must_be_absolute)
         if real.is_dir():
             res = scan(cfg.roots, scanned_exts(), cfg.db_path, under=real)
-            todo += [(f, r, None) for f, r in res.files]
+            todo += [FileItem(f, r) for f, r in res.files]
             warnings += [f"{d}: cannot list folder ({why})" for d, why in res.unlistable]
         elif real.exists():
-            todo.append((real, root, None))
+            todo.append(FileItem(real, root))
         else:
             warnings.append(f"{real}: no such file or folder")
-    notes = []
-    done, fails = ingest_files(ix.engine, todo, progress, notes=notes)
-    warnings += fails
-    return dict(ingested=len(done), failed=len(warnings), warnings=warnings + notes, files=[d["source"] for d in done])
+    run = ingest_items(ix.engine, todo, progress)
+    warnings += run.warnings
+    report = IngestReport(len(run.ingested), len(warnings), warnings + run.notes, [i.source for i in run.ingested])
+    return camel(report)
 
 # %% ../nbs/10_api.ipynb #a9bdd64d
 from . import sync as _syncmod
+from . import jobs as _jobs
 
 
 def _sync_path(path, must_be_absolute: bool):
@@ -470,7 +462,7 @@ def _sync(self, path=None, progress=None, must_be_absolute: bool = False) -> dic
     "Reconcile the index with the roots, or with one path inside them."
     _sync_path(path, must_be_absolute)
     preload(model_name=self.cfg.model_name)  # before the embedding thread starts (issue 18)
-    return _syncmod.sync(self.engine, path, progress, must_be_absolute)
+    return camel(_syncmod.sync(self.engine, path, progress, must_be_absolute))
 
 
 def _sync_start(self, path=None, must_be_absolute: bool = False) -> dict:
@@ -479,12 +471,12 @@ def _sync_start(self, path=None, must_be_absolute: bool = False) -> dict:
     preload(
         model_name=self.cfg.model_name
     )  # in the caller's thread, before the sync thread and its embedding thread start (issue 18)
-    return _syncmod.jobs_of(self).start(self.engine, path, must_be_absolute)
+    return camel(_jobs.jobs_of(self).start(self.engine, path, must_be_absolute))
 
 
 def _sync_status(self, job_id: str) -> dict:
     "State (running|succeeded|failed), counts and progress of a background sync."
-    return _syncmod.jobs_of(self).status(job_id)
+    return camel(_jobs.jobs_of(self).status(job_id))
 
 
 Index.sync, Index.sync_start, Index.sync_status = _sync, _sync_start, _sync_status

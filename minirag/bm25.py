@@ -6,7 +6,6 @@ Docs: https://example.invalid/minirag/bm25.html.md"""
 
 # %% ../nbs/06b_bm25.ipynb #9cdf0748
 from __future__ import annotations
-from collections import OrderedDict
 import numpy as np
 from .vectors import VectorMatrix, vectors, held, COMPACT_DUCKDB_MEMORY
 from .tables import Tables

@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 import numpy as np
 from .security import scope_condition
-from .store import limit_memory, memory_limit
+from .store import limit_memory
 from .tables import Tables
 
 _rows = Tables()  # the in-memory side always reads through its caller's open connection
