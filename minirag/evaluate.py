@@ -1,4 +1,4 @@
-"""recall@10, MRR@10 and nDCG@10 on a BEIR-format folder, for vector-only, keyword-only and hybrid search, with a weight sweep (R-N3).
+"""recall@10, MRR@10 and nDCG@10 on a BEIR-format folder, for vector-only, keyword-only and hybrid search, with a weight sweep.
 
 Docs: https://example.invalid/minirag/eval.html.md"""
 
@@ -288,7 +288,8 @@ def score_run(ds: BeirSet, cands: dict, src: dict, weight: float, fusion: str, t
 
 
 def tuning_half(query_id: str) -> bool:
-    "The fixed split every constant is chosen on: True for the tuning half (by a hash of the query id), False for held-out."
+    """The fixed split every constant is chosen on: True for the tuning half (by a hash of the query id), False for
+    held-out."""
     return int(hashlib.sha1(str(query_id).encode()).hexdigest()[:8], 16) % 2 == 0
 
 
@@ -430,14 +431,15 @@ def eval_cli(args, out, err, emit) -> int:
     print(sweep_table(df).to_string(), file=out)
     for lang, r in s.get("languages", {}).items():
         print(
-            f"language {lang} ({r['queries']} queries) nDCG@10: vector {r['vector']:.4f}  keyword {r['keyword']:.4f}  hybrid {r['hybrid']:.4f}",
+            f"language {lang} ({r['queries']} queries) nDCG@10: vector {r['vector']:.4f}  "
+            f"keyword {r['keyword']:.4f}  hybrid {r['hybrid']:.4f}",
             file=out,
         )
     if "heldOut" in s:
         h = s["heldOut"]
         print(
-            f"held-out half (constants were chosen on the other half) nDCG@10: vector {h['vector']:.4f}  keyword {h['keyword']:.4f}  "
-            f"hybrid {h['hybrid']:.4f}",
+            f"held-out half (constants were chosen on the other half) nDCG@10: vector {h['vector']:.4f}  "
+            f"keyword {h['keyword']:.4f}  hybrid {h['hybrid']:.4f}",
             file=out,
         )
     print(f"\nhybrid nDCG@10 ≥ max(vector, keyword): {'yes' if s['hybridAtLeastBest'] else 'NO'}", file=out)

@@ -180,7 +180,7 @@ def plan_sync(
     for s in list(gone):
         if not ocr and s.lower().endswith(images) and os.path.lexists(s):
             plan.unreadable.append(s)
-            del gone[s]  # R-O2: kept until the OCR extra is back
+            del gone[s]  # kept until the OCR extra is back: a missing extra is not a deletion
     by_key = {}
     for s, r in gone.items():
         if r["scheme"] == SCHEME_VERSION:
