@@ -16,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from minirag.api import Index, ingest_paths
 from minirag.embed import Embedder, packaged_model_dir
-from minirag.store import SourceRecord, replace_source, connect, cluster_postings
+from minirag.store import connect
+from minirag.tables import SourceRecord
 from minirag.search import vector_search, keyword_search
 
 sys.path.insert(0, str(ROOT / "bench"))
@@ -138,11 +139,13 @@ def main():
                 )
                 for i in range(per)
             ]
-            replace_source(six.store, SourceRecord(f"{root}/bulk/{s:05d}.md", root=str(root)), rows, v, emb.model_id)
+            six.engine.tables.write_batch(
+                [(SourceRecord(f"{root}/bulk/{s:05d}.md", root=str(root)), rows, v)], emb.model_id
+            )
         held.__exit__(None, None, None)
         build = time.perf_counter() - t
         t = time.perf_counter()
-        cluster_postings(six.store, force=True)
+        six.engine.tables.maintain(force=True)
         cluster_s = time.perf_counter() - t
         res = dict(build_seconds=round(build, 1), rows_per_s=round(n / build), cluster_postings_s=round(cluster_s, 2))
         with six.store.session() as con:
@@ -165,6 +168,7 @@ def main():
             )
             res["bm25"] = timeit(lambda i: keyword_search(con, kwq[i], 40), a.queries)
             if not a.skip_hnsw:
+
                 tbl = con.execute("SELECT id, emb FROM chunks").arrow().read_all()
                 h = connect(":memory:", extensions=("vss",))
                 h.execute(f"CREATE TABLE v(id BIGINT, emb FLOAT[{dim}])")

@@ -1,10 +1,9 @@
 """Growth curve: query latency, memory and index size at 10k, 100k and 1M chunks, in one run.
 
-    python bench/bench_scale.py                          # build what is missing, measure 10k,100k,1M,
-                                                         # write bench/results/scale.json
-    python bench/bench_scale.py --build && python bench/bench_scale.py   # as committed: file sizes of freshly
-                                                         # built indexes (each measurement ingests and deletes
-                                                         # one file, which leaves DuckDB free blocks)
+    python bench/bench_scale.py              # build what is missing, measure 10k,100k,1M, write results/scale.json
+    python bench/bench_scale.py --build && python bench/bench_scale.py
+                                             # as committed: file sizes of freshly built indexes (each measurement
+                                             # ingests and deletes one file, which leaves DuckDB free blocks)
     python bench/bench_scale.py --build --sizes 1000000  # only build (bulk Arrow inserts)
     python bench/bench_scale.py --sizes 100000 --no-json # measure one size, print only
     python bench/bench_scale.py --clean                  # delete the built indexes
@@ -88,7 +87,8 @@ def build(db_dir: Path, n: int, model: Path, texts: list[str], base: np.ndarray,
     "Write an index of `n` chunks with bulk Arrow inserts: chunks, sources and postings clustered by term."
     from minirag.embed import Embedder
     from minirag.keywords import raw_terms, STEM_SQL
-    from minirag.store import Store, ensure_model, ensure_lookups, set_meta, connect
+    from minirag.store import Store, connect
+    from minirag.tables import Tables, _ensure_model as ensure_model, _set_meta as set_meta  # raw bulk load
 
     t0 = time.perf_counter()
     if db_dir.exists():
@@ -168,7 +168,7 @@ def build(db_dir: Path, n: int, model: Path, texts: list[str], base: np.ndarray,
         )
         c.execute("INSERT INTO sources BY NAME SELECT *, now() AS ingested_at FROM _s")
         c.unregister("_s")
-        # postings written already clustered by term (as store.cluster_postings leaves them): term-major order
+        # postings written already clustered by term (as Tables.maintain leaves them): term-major order
         order = np.argsort(main, kind="stable")
         starts = np.searchsorted(main[order], np.arange(len(texts) + 1))
         by_term: dict[str, list[tuple[int, int]]] = {}
@@ -214,8 +214,7 @@ def build(db_dir: Path, n: int, model: Path, texts: list[str], base: np.ndarray,
                 pending = 0
         flush()
         set_meta(c, generation=1, postings_clustered=rows)
-    with store.session() as c:
-        ensure_lookups(c)  # as the end of a sync builds them
+    Tables(store).ensure_lookups()  # as the end of a sync builds them
     store.close()
     return dict(
         chunks=n, sources=n_src, postings=rows, build_s=round(time.perf_counter() - t0, 1), load=round(load(), 2)
@@ -227,7 +226,7 @@ def dir_bytes(d: Path) -> int:
 
 
 def exact_top(con, qvecs: np.ndarray, k: int, prefix: str | None = None, doc_context: float = 0.0) -> list[list[int]]:
-    "Exact top-k ids for each query (ties by id): float32 similarities of every row, streamed from the table in batches"
+    "Exact top-k ids for each query (ties by id): float32 similarities of every row, streamed in batches."
     ids, srcs, cidx, sims = [], [], [], []
     con.execute("SELECT id, source, chunk_index, emb FROM chunks")
     for b in con.to_arrow_reader(16384):
@@ -261,7 +260,6 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
     "Latency, memory and recall of a querying process on the index in `db_dir` (run in a fresh process)."
     from minirag.api import Index
     from minirag.search import vector_search, DOC_CONTEXT
-    from minirag.store import delete_source
 
     root = db_dir / "docs"
     root.mkdir(exist_ok=True)
@@ -318,7 +316,7 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
     t = time.perf_counter()
     ix.query(qs[0], 8)
     out["query_after_write_ms"] = ms(time.perf_counter() - t)
-    delete_source(ix.store, str(f))
+    ix.engine.tables.delete(str(f))
     f.unlink()
     out["batch_ingest"] = batch_ingest(ix, root, texts)
     ix.close()
@@ -354,9 +352,8 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
 
 
 def batch_ingest(ix, root: Path, texts: list[str], files: int = 40, per_file: int = 12) -> dict:
-    "A batch of new files into the big index (convert, chunk, embed, write), against the bare embedder on its texts."
+    "A batch of new files into the big index (convert, chunk, embed, write) vs the bare embedder on the same texts."
     from minirag.api import ingest_paths
-    from minirag.store import delete_source
 
     d = root / "part38" / "zz-batch"
     d.mkdir(parents=True, exist_ok=True)
@@ -377,7 +374,7 @@ def batch_ingest(ix, root: Path, texts: list[str], files: int = 40, per_file: in
     emb.embed(chunks)
     raw = time.perf_counter() - t
     for f in r["files"]:
-        delete_source(ix.store, f)
+        ix.engine.tables.delete(f)
     shutil.rmtree(d)
     return dict(
         files=files,
@@ -425,7 +422,7 @@ def vss_compare(db_dir: Path, queries: list[str], model: Path) -> dict:
     out["scoped_rows_returned_of_10"] = statistics.median(
         len(
             h.execute(
-                "SELECT id FROM v WHERE starts_with(source, ?) "
+                f"SELECT id FROM v WHERE starts_with(source, ?) "
                 f"ORDER BY array_cosine_distance(emb, ?::FLOAT[{dim}]) LIMIT 10",
                 [scope, q.tolist()],
             ).fetchall()

@@ -12,11 +12,11 @@ from .config import Config, MiniragError, load_config, installed_version
 from .chunk import rebuild_section, rebuild_document, SCHEME_VERSION
 from .convert import scanned_exts
 from .embed import preload
-from .ingest import Engine, ingest_one_file, ingest_data, ingest_markdown, check_source_id, file_hash
+from .ingest import Engine, FileItem, IngestReport, camel, check_source_id, file_hash
+from .ingest import ingest_file, ingest_data, ingest_url, ingest_items
 from .scan import scan
 from .search import hybrid_query, display_path, hit_text, vocab_share
-from .security import resolve_in_roots, in_scope, scope_bases, scope_condition
-from .store import source_rows, chunk_rows, delete_source, get_meta, has_chunks_table, failure_rows
+from .security import resolve_in_roots, in_scope, scope_bases
 
 # %% auto #0
 __all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'Index', 'ingest_paths']
@@ -110,13 +110,13 @@ def _status(self) -> dict:
     if self.store.exists():
         try:
             with self.store.session() as con:
-                m = get_meta(con)
+                m, n = self.engine.tables.meta(con), self.engine.tables.counts(con, SCHEME_VERSION)
                 out["indexedModel"], out["dimension"] = m.get("model_id"), int(m["dim"]) if "dim" in m else None
-                out["sourceCount"] = con.execute("SELECT count(*) FROM sources").fetchone()[0]
-                if has_chunks_table(con):
-                    out["chunkCount"], out["staleChunkCount"] = con.execute(
-                        "SELECT count(*), count(*) FILTER (WHERE scheme <> ?) FROM chunks", [SCHEME_VERSION]
-                    ).fetchone()
+                out["sourceCount"], out["chunkCount"], out["staleChunkCount"] = (
+                    n["sources"],
+                    n["chunks"],
+                    n["stale_chunks"],
+                )
             out["indexBytes"] = self.cfg.db_file.stat().st_size
         except MiniragError as e:
             out["indexError"] = str(e)
@@ -133,23 +133,21 @@ Index.status = _status
 # %% ../nbs/10_api.ipynb #88584039
 def _ingest(self, path, must_be_absolute: bool = False) -> dict:
     "Ingest one file (replacing what is indexed for it)."
-    return ingest_one_file(self.engine, path, must_be_absolute)
+    return camel(ingest_file(self.engine, path, must_be_absolute))
 
 
 def _ingest_data(self, content: str, format: str = "markdown", source: str = None, title: str | None = None) -> dict:
     "Index content you hold under a source id you choose."
     self.cfg.check()
-    return ingest_data(self.engine, content, format, source, title)
+    return camel(ingest_data(self.engine, content, format, source, title))
 
 
-def _scope_warnings(con, bases: list[str] | None, roots) -> list[str]:
+def _scope_warnings(tables, con, bases: list[str] | None, roots) -> list[str]:
     "One warning per scope that matches no indexed source; a relative one is told to be absolute."
     out = []
     for b in bases or []:
-        if con is not None:
-            cond, ps = scope_condition(b)
-            if con.execute(f"SELECT count(*) FROM sources WHERE {cond}", ps).fetchone()[0]:
-                continue
+        if con is not None and tables.scope_count(b, con):
+            continue
         if b.startswith("/"):
             out.append(f"scope {b!r} matches no indexed source; check the path (list_files shows what is indexed)")
         else:
@@ -195,9 +193,9 @@ def _query(self, query: str, top_k: int = 8, scope: str | list[str] | None = Non
         meta,
     )
     if not self.store.exists():
-        return dict(run(), warnings=_scope_warnings(None, bases, cfg.roots))
+        return dict(run(), warnings=_scope_warnings(None, None, bases, cfg.roots))
     with self.store.session() as con:  # one connection for the check and the query
-        m = get_meta(con)
+        m = self.engine.tables.meta(con)
         if (
             w < 1 and m.get("model_id") and m["model_id"] != emb.model_id
         ):  # R-M4: never compare vectors of different models
@@ -209,7 +207,7 @@ def _query(self, query: str, top_k: int = 8, scope: str | list[str] | None = Non
         empty = [
             b for b in bases or [] if not any(in_scope(h["source"], b) for h in r["results"])
         ]  # a scope with a hit matches something
-        return dict(r, warnings=_scope_warnings(con, empty, cfg.roots))
+        return dict(r, warnings=_scope_warnings(self.engine.tables, con, empty, cfg.roots))
 
 
 def _target(self, file_path=None, source=None, must_be_absolute=False) -> str:
@@ -242,10 +240,10 @@ def _read(self, file_path=None, source=None, must_be_absolute=False) -> dict:
     "A whole indexed document, rebuilt from its sections (R-C8)."
     self.cfg.check()
     src = self._target(file_path, source, must_be_absolute)
-    rows = chunk_rows(self.store, src) if self.store.exists() else []
+    rows = self.engine.tables.chunks_of(src) if self.store.exists() else []
     if not rows:
         raise _not_indexed(src)
-    meta = source_rows(self.store, "WHERE source = ?", [src])[0]
+    meta = self.engine.tables.sources([src])[0]
     return dict(source=src, title=meta["title"], chunkCount=len(rows), text=rebuild_document(rows))
 
 
@@ -268,9 +266,9 @@ def _read_neighbors(self, chunk_index, file_path=None, source=None, before=2, af
     src = self._target(file_path, source, must_be_absolute)
     i = _int_arg("chunkIndex", chunk_index, 0, 10**9)
     b, a = _int_arg("before", before, 0, MAX_NEIGHBORS), _int_arg("after", after, 0, MAX_NEIGHBORS)
-    if not self.store.exists() or not source_rows(self.store, "WHERE source = ?", [src]):
+    if not self.store.exists() or not self.engine.tables.sources([src]):
         raise _not_indexed(src)
-    rows = chunk_rows(self.store, src, i - b, i + a)
+    rows = self.engine.tables.chunks_of(src, i - b, i + a)
     if not any(r["chunk_index"] == i for r in rows):
         rows = []
     return dict(
@@ -292,7 +290,7 @@ def _delete(self, file_path=None, source=None, must_be_absolute=False) -> dict:
     "Remove a file or data/url item from the index (never touches the file)."
     self.cfg.check()
     src = self._target(file_path, source, must_be_absolute)
-    gone = delete_source(self.store, src) if self.store.exists() else False
+    gone = self.engine.tables.delete(src) if self.store.exists() else False
     if not gone:
         raise _not_indexed(src, "; nothing to delete (see list_files)")
     return dict(source=src, deleted=True)
@@ -314,12 +312,14 @@ def _list(self, scope: str | list[str] | None = None) -> dict:
     cfg = self.cfg.check()
     bases = scope_bases(scope)
     indexed = (
-        {r["source"]: r for r in source_rows(self.store) if in_scope(r["source"], bases)} if self.store.exists() else {}
+        {r["source"]: r for r in self.engine.tables.sources() if in_scope(r["source"], bases)}
+        if self.store.exists()
+        else {}
     )
     found = scan(cfg.roots, scanned_exts() + tuple(_ocr.IMAGE_EXTS), cfg.db_path)
     files, seen = [], set()
     img_ok = _ocr.ocr_available()
-    failed = failure_rows(self.store) if self.store.exists() else {}  # files whose current bytes failed to ingest
+    failed = self.engine.tables.failures() if self.store.exists() else {}  # files whose current bytes failed to ingest
     for p, root in found.files:
         s = str(p)
         if not in_scope(s, bases):
@@ -363,22 +363,14 @@ def _list(self, scope: str | list[str] | None = None) -> dict:
         w
         for b in bases or []
         if not (any(in_scope(f["filePath"], b) for f in files) or any(in_scope(k, b) for k in indexed))
-        for w in _scope_warnings(None, [b], cfg.roots)
+        for w in _scope_warnings(None, None, [b], cfg.roots)
     ]
     return dict(files=files, sources=sources, indexedButMissing=missing, warnings=warnings)
 
 
 def _ingest_url(self, url: str, source: str | None = None) -> dict:
     "Fetch an http(s) URL under the URL rules (R-S6..S10) and index it; the source id defaults to the URL."
-    cfg = self.cfg.check()
-    from minirag.urlguard import url_to_markdown
-
-    sid = check_source_id(source) if source else check_source_id(url)
-    md, title = url_to_markdown(url, cfg.allow_private_urls, cfg.max_file_size)
-    if not md.strip():
-        raise MiniragError(f"{url}: the page has no text to index")
-    r = ingest_markdown(self.engine, sid, "url", md, title, len(md.encode()))
-    return dict(r, url=url)
+    return camel(ingest_url(self.engine, url, source))
 
 
 def _model_on_disk(emb) -> bool:
@@ -429,28 +421,27 @@ Index.read, Index.read_neighbors, Index.delete, Index.list_files = _read, _read_
 # %% ../nbs/10_api.ipynb #9c5052a4
 def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None) -> dict:
     "Ingest files and folders (recursively, never deleting); returns counts, per-file warnings and the ingested files."
-    from minirag.sync import ingest_files
-
     cfg = ix.cfg.check()
-    preload(model_name=cfg.model_name)  # before ingest_files starts its embedding thread (issue 18)
+    preload(model_name=cfg.model_name)  # before ingest_items starts its embedding thread (issue 18)
     todo, warnings = [], []
     for p in paths:
         real, root = resolve_in_roots(p, cfg.roots, must_be_absolute)
         if real.is_dir():
             res = scan(cfg.roots, scanned_exts(), cfg.db_path, under=real)
-            todo += [(f, r, None) for f, r in res.files]
+            todo += [FileItem(f, r) for f, r in res.files]
             warnings += [f"{d}: cannot list folder ({why})" for d, why in res.unlistable]
         elif real.exists():
-            todo.append((real, root, None))
+            todo.append(FileItem(real, root))
         else:
             warnings.append(f"{real}: no such file or folder")
-    notes = []
-    done, fails = ingest_files(ix.engine, todo, progress, notes=notes)
-    warnings += fails
-    return dict(ingested=len(done), failed=len(warnings), warnings=warnings + notes, files=[d["source"] for d in done])
+    run = ingest_items(ix.engine, todo, progress)
+    warnings += run.warnings
+    report = IngestReport(len(run.ingested), len(warnings), warnings + run.notes, [i.source for i in run.ingested])
+    return camel(report)
 
 # %% ../nbs/10_api.ipynb #a9bdd64d
 from . import sync as _syncmod
+from . import jobs as _jobs
 
 
 def _sync_path(path, must_be_absolute: bool):
@@ -471,7 +462,7 @@ def _sync(self, path=None, progress=None, must_be_absolute: bool = False) -> dic
     "Reconcile the index with the roots, or with one path inside them."
     _sync_path(path, must_be_absolute)
     preload(model_name=self.cfg.model_name)  # before the embedding thread starts (issue 18)
-    return _syncmod.sync(self.engine, path, progress, must_be_absolute)
+    return camel(_syncmod.sync(self.engine, path, progress, must_be_absolute))
 
 
 def _sync_start(self, path=None, must_be_absolute: bool = False) -> dict:
@@ -480,12 +471,12 @@ def _sync_start(self, path=None, must_be_absolute: bool = False) -> dict:
     preload(
         model_name=self.cfg.model_name
     )  # in the caller's thread, before the sync thread and its embedding thread start (issue 18)
-    return _syncmod.jobs_of(self).start(self.engine, path, must_be_absolute)
+    return camel(_jobs.jobs_of(self).start(self.engine, path, must_be_absolute))
 
 
 def _sync_status(self, job_id: str) -> dict:
     "State (running|succeeded|failed), counts and progress of a background sync."
-    return _syncmod.jobs_of(self).status(job_id)
+    return camel(_jobs.jobs_of(self).status(job_id))
 
 
 Index.sync, Index.sync_start, Index.sync_status = _sync, _sync_start, _sync_status

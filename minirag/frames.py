@@ -19,7 +19,6 @@ except ImportError as e:
     ) from None
 from .chunk import rebuild_section
 from .search import display_path
-from .store import source_rows, chunk_rows, has_chunks_table
 from .api import Index
 
 # %% auto #0
@@ -275,7 +274,7 @@ class SourceTable:
 
     def __init__(
         self,
-        rows: list,  # source records from `store.source_rows`, plus `display_path`
+        rows: list,  # source records from `Tables.sources`, plus `display_path`
     ):
         self.rows = rows
 
@@ -348,12 +347,12 @@ def search(
 def sources(self: Index) -> SourceTable:
     "Every indexed source with its category and chunk count."
     self.cfg.check()
-    return SourceTable([_with_display(r) for r in source_rows(self.store)] if self.store.exists() else [])
+    return SourceTable([_with_display(r) for r in self.engine.tables.sources()] if self.store.exists() else [])
 
 
 def _find_source(ix: Index, source) -> dict:
     "The source record for an id, an absolute path or a display path."
-    recs = [_with_display(r) for r in source_rows(ix.store)] if ix.store.exists() else []
+    recs = [_with_display(r) for r in ix.engine.tables.sources()] if ix.store.exists() else []
     s = str(source)
     for key in ("source", "display_path"):
         for r in recs:
@@ -377,7 +376,7 @@ def chunks(
     r = _find_source(self, source)
     return ChunkTable(
         r["source"],
-        chunk_rows(self.store, r["source"]),
+        self.engine.tables.chunks_of(r["source"]),
         self.cfg.chunk_token_budget,
         r["title"],
         r["category"],

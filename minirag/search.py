@@ -13,7 +13,8 @@ import numpy as np
 from .config import MiniragError, MAX_TOP_K
 from .keywords import raw_terms, query_words, stem_terms, STEM_SQL
 from .security import scope_condition
-from .store import Store, get_meta, has_chunks_table, fetch_roomy, CHUNK_FIELDS
+from .store import Store, fetch_roomy, CHUNK_FIELDS
+from .tables import Tables
 from .bm25 import held_keyword_search
 
 # %% auto #0
@@ -70,7 +71,7 @@ def keyword_search(
     gen: str | None = None,  # the index's generation if already read
 ) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, score) pairs within `scope`: the chunk's BM25, raised by its document's BM25 (order within a document kept)."
-    if not checked and not has_chunks_table(con):
+    if not checked and not Tables().has_chunks(con):
         return []
     terms = query_terms(con, query)
     if not terms:
@@ -98,7 +99,7 @@ def keyword_search(
               FROM hits c JOIN df USING (term), stats WHERE {cond} GROUP BY c.chunk_id)
     SELECT chunk_id, score * (1 + {g!r} * coalesce(dscore / nullif(max(dscore) OVER (), 0), 0)) AS s FROM chunk LEFT JOIN doc USING (source)
     ORDER BY s DESC, chunk_id LIMIT ?"""
-    # constants in an IN list let DuckDB's zone maps skip row groups of the term-clustered postings (store.cluster_postings)
+    # constants in an IN list let DuckDB's zone maps skip row groups of the term-clustered postings (Tables.maintain)
     return [(int(i), float(s)) for i, s in con.execute(sql, [*terms, *ps, k]).fetchall()]
 
 # %% ../nbs/06_search.ipynb #545d9f42
@@ -348,8 +349,8 @@ def hybrid_query(
     window = candidate_window(k)
     with store.session() as con:
         if meta is None:
-            meta = get_meta(con)
-        if "model_id" not in meta and not has_chunks_table(con):
+            meta = Tables().meta(con)
+        if "model_id" not in meta and not Tables().has_chunks(con):
             return dict(query=query, results=[], parents={}, sources=[])  # binding a model creates the table
         gen = meta.get("generation", "0")
         # the query embedding (ONNX) and BM25 (DuckDB) both release the GIL: run them side by side

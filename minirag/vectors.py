@@ -11,7 +11,10 @@ from datetime import datetime
 from pathlib import Path
 import numpy as np
 from .security import scope_condition
-from .store import get_meta, has_chunks_table, limit_memory, memory_limit
+from .store import limit_memory
+from .tables import Tables
+
+_rows = Tables()  # the in-memory side always reads through its caller's open connection
 
 # %% auto #0
 __all__ = ['COMPACT_ABOVE', 'CANDIDATES', 'CANDIDATE_SHARE', 'COMPACT_DUCKDB_MEMORY', 'SNAPSHOT_MAGIC', 'VectorMatrix', 'vectors',
@@ -21,9 +24,13 @@ __all__ = ['COMPACT_ABOVE', 'CANDIDATES', 'CANDIDATE_SHARE', 'COMPACT_DUCKDB_MEM
 # %% ../nbs/06a_vectors.ipynb #46eb0cbd
 COMPACT_ABOVE = 200_000  # chunks; above this a process keeps int8 + sign bits in memory, float32 rows in a temp file
 CANDIDATES = 2_000  # rows the sign-bit stage passes to int8 scoring (unscoped queries on a compact matrix)
-CANDIDATE_SHARE = 50  # … and at least this share of the rows: recall@10 at 1M chunks 0.9525 with 1/200, 0.988–0.995 with 1/100, 0.9975 with 1/50
-_BATCH = 4_096  # rows per streamed batch: bounds the float32 held while loading (6 MB; 16k rows raised the peak by 50 MB at 1M chunks)
-COMPACT_DUCKDB_MEMORY = "64MB"  # DuckDB's cap in a process holding a compact matrix: 64 MB answered as fast as 128 MB at 1M chunks, 60 MB less resident
+# … and at least this share of the rows: recall@10 at 1M chunks 0.9525 with 1/200, 0.988–0.995 with 1/100, 0.9975
+# with 1/50
+CANDIDATE_SHARE = 50
+# rows per streamed batch: bounds the float32 held while loading (6 MB; 16k rows raised the peak by 50 MB at 1M chunks)
+_BATCH = 4_096
+# DuckDB's cap in a process holding a compact matrix: 64 MB answered as fast as 128 MB at 1M chunks, 60 MB less resident
+COMPACT_DUCKDB_MEMORY = "64MB"
 
 
 def _grow(a: np.ndarray, need: int) -> np.ndarray:
@@ -137,18 +144,16 @@ class VectorMatrix:
             b = np.concatenate([b, np.zeros(b.shape[:-1] + (pad,), np.uint8)], axis=-1)
         return b.view(np.uint64)
 
-    def load(self, con, where: str = "", params=(), stamps=None):
-        "Append the rows of `chunks` matching `where`, streamed in batches (never the whole float32 table at once)."
-        stamps = (
-            stamps if stamps is not None else dict(con.execute("SELECT source, ingested_at FROM sources").fetchall())
-        )
+    def load(self, con, sources: list[str] | None = None, stamps=None):
+        """Append the chunks of every source (or of `sources`), streamed in batches (never the whole float32 table
+        at once)."""
+        stamps = stamps if stamps is not None else _rows.stamps(con)
         limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
         con.execute(
             f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'"
         )  # DuckDB would keep the scanned float32 blocks cached: 2.9 GB RSS at 1M chunks, +250 MB at 100k
         try:
-            con.execute(f"SELECT id, source, chunk_index, emb, coalesce(kw_len, 0) FROM chunks {where}", list(params))
-            for b in con.to_arrow_reader(_BATCH):
+            for b in _rows.vector_rows(con, sources, _BATCH):
                 mat = b.column(3).values.to_numpy(zero_copy_only=False).reshape(len(b), self.dim)
                 self.append(
                     b.column(0).to_numpy(),
@@ -162,8 +167,9 @@ class VectorMatrix:
             con.execute(f"SET memory_limit = '{limit}'")
 
     def refresh(self, con, gen: str) -> bool:
-        "Follow the index to generation `gen` by reloading only the sources written since; False if a full reload is due."
-        stamps = dict(con.execute("SELECT source, ingested_at FROM sources").fetchall())
+        """Follow the index to generation `gen` by reloading only the sources written since; False if a full reload
+        is due."""
+        stamps = _rows.stamps(con)
         changed = [s for s, (c, st) in self.stamps.items() if stamps.get(s) != st]  # rewritten, renamed or deleted
         if len(changed) > max(1000, len(self.stamps) // 5):
             return False
@@ -175,9 +181,9 @@ class VectorMatrix:
         if len(fresh) > max(1000, len(stamps) // 5):
             return False
         if fresh:
-            self.load(con, "WHERE source IN (SELECT unnest(?::VARCHAR[]))", [fresh], stamps)
+            self.load(con, fresh, stamps)
         live = int(self.alive[: self.n].sum())
-        if live != con.execute("SELECT count(*) FROM chunks").fetchone()[0] or live < 0.75 * self.n:
+        if live != _rows.chunk_count(con) or live < 0.75 * self.n:
             return False
         self.gen, self._by_code, self._id2row, self._kwstats, self._headrow = gen, None, None, None, None
         return True
@@ -242,7 +248,8 @@ class VectorMatrix:
 
     # ---- search
     def _exact(self, pos: np.ndarray, q: np.ndarray) -> np.ndarray:
-        "Exact similarities of rows `pos`, read back from the temporary file (pread: a memory map would keep every page it touched resident)."
+        """Exact similarities of rows `pos`, read back from the temporary file (pread: a memory map would keep every
+        page it touched resident)."""
         fd, row = self._disk.fileno(), self.dim * 4
         buf = b"".join(os.pread(fd, row, int(p) * row) for p in pos)
         return np.einsum("ij,j->i", np.frombuffer(buf, np.float32).reshape(len(pos), self.dim), q)
@@ -355,12 +362,12 @@ def vectors(
 ) -> VectorMatrix | None:
     "The index's vectors in this process, refreshed when its generation changes (None before the first chunk)."
     if gen is None:
-        gen = get_meta(con).get("generation", "0")
+        gen = _rows.meta(con).get("generation", "0")
     with _cache_lock:
         vm = _cache.get(db_key)
         if vm is not None and vm.gen == gen:
             return vm
-        if not has_chunks_table(con):
+        if not _rows.has_chunks(con):
             return None
         if vm is not None:
             with vm.lock:
@@ -368,8 +375,7 @@ def vectors(
                     return vm
         if vm is not None:
             vm.close()
-        n = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        dim = int(get_meta(con).get("dim", 0)) or con.execute("SELECT len(emb) FROM chunks LIMIT 1").fetchone()[0]
+        n, dim = _rows.chunk_count(con), _rows.vector_dim(con)
         vm = VectorMatrix(dim, n > (COMPACT_ABOVE if compact_above is None else compact_above))
         if vm.compact and not os.environ.get("MINIRAG_DUCKDB_MEMORY"):  # this connection and the process's later ones
             limit_memory(COMPACT_DUCKDB_MEMORY)
@@ -390,19 +396,22 @@ def held(db_key: str) -> bool:
 
 
 def holds_vectors() -> bool:
-    "Whether this process keeps a matrix from its first query: yes unless MINIRAG_HOLD_VECTORS=0 (the CLI: mostly one question per process)."
+    """Whether this process keeps a matrix from its first query: yes unless MINIRAG_HOLD_VECTORS=0 (the CLI: mostly
+    one question per process)."""
     return os.environ.get("MINIRAG_HOLD_VECTORS", "1") != "0"
 
 
 def sql_nearest(
     con, q: np.ndarray, k: int, bases: list[str] | None = None, doc_context: float = 0.0, raw: dict | None = None
 ) -> list[tuple[int, float]]:
-    "Exact top-`k` by DuckDB's `array_cosine_distance`: one scan, no matrix (0.1 s at 100k chunks against 0.65 s to load them)."
+    """Exact top-`k` by DuckDB's `array_cosine_distance`: one scan, no matrix (0.1 s at 100k chunks against 0.65 s
+    to load them)."""
     cond, ps = scope_condition(bases)
     q = np.asarray(q, np.float32)
     d = f"SELECT id, source, chunk_index, array_cosine_distance(emb, ?::FLOAT[{len(q)}]) AS d FROM chunks WHERE {cond}"
     c = float(doc_context)
-    # MATERIALIZED: read twice (hits, and each source's opening), an inlined CTE scanned the vectors twice (0.57 → 0.43 s cold, 0.24 → 0.13 s warm at 100k)
+    # MATERIALIZED: read twice (hits, and each source's opening), an inlined CTE scanned the vectors twice (0.57 →
+    # 0.43 s cold, 0.24 → 0.13 s warm at 100k)
     if c:
         sql = (
             f"WITH d AS MATERIALIZED ({d}), h AS (SELECT source, arg_min(d, chunk_index) AS hd FROM d GROUP BY source) "
@@ -433,12 +442,13 @@ def nearest(
     raw: dict | None = None,
     gen: str | None = None,
 ) -> list[tuple[int, float]]:
-    "Top-`k` (chunk id, distance) from this process's matrix, or from DuckDB when the process holds none and does not keep one (`holds_vectors`)."
+    """Top-`k` (chunk id, distance) from this process's matrix, or from DuckDB when the process holds none and does
+    not keep one (`holds_vectors`)."""
     if (
         db_key not in _cache and not holds_vectors() and db_key not in _asked
     ):  # a second question (eval) loads the matrix
         _asked.add(db_key)
-        if not has_chunks_table(con):
+        if not _rows.has_chunks(con):
             return []
         vm = one_shot_vectors(con, db_key, gen)  # the snapshot beside the index, brought up to date (below)
         if vm is None:
@@ -470,7 +480,8 @@ def _data_start(header: bytes) -> int:
 
 
 def save_snapshot(vm: VectorMatrix, path: Path) -> bool:
-    "Write a float32 matrix to `path` (a temporary file renamed over it: a reader sees the old file or the new one); False if refused."
+    """Write a float32 matrix to `path` (a temporary file renamed over it: a reader sees the old file or the new
+    one); False if refused."""
     if vm.compact:
         return False
     arrays = {name: np.ascontiguousarray(getattr(vm, name)[: vm.n]) for name in _SNAP_ARRAYS}
@@ -525,7 +536,8 @@ def _read_exactly(f, a: np.ndarray, offset: int) -> bool:
 
 
 def load_snapshot(path: Path, dim: int) -> VectorMatrix | None:
-    "The matrix saved at `path`, its vectors mapped read-only; None if it is missing, of another dimension, or not whole."
+    """The matrix saved at `path`, its vectors mapped read-only; None if it is missing, of another dimension, or not
+    whole."""
     try:
         with open(path, "rb", buffering=0) as f:
             size = os.fstat(f.fileno()).st_size
@@ -584,13 +596,14 @@ def load_snapshot(path: Path, dim: int) -> VectorMatrix | None:
 
 
 def one_shot_vectors(con, db_key: str, gen: str | None = None) -> VectorMatrix | None:
-    "Vectors for a process that holds none: the snapshot brought up to date, else a full load saved for the next process; None (scan instead) above COMPACT_ABOVE chunks or with no snapshot and no writable folder."
+    """Vectors for a process that holds none: the snapshot brought up to date, else a full load saved for the next
+    process; None (scan instead) above COMPACT_ABOVE chunks or with no snapshot and no writable folder."""
     path = snapshot_path(db_key)
     if path is None:
         return None
-    meta = get_meta(con)
+    meta = _rows.meta(con)
     gen = meta.get("generation", "0") if gen is None else gen
-    if con.execute("SELECT count(*) FROM chunks").fetchone()[0] > COMPACT_ABOVE:
+    if _rows.chunk_count(con) > COMPACT_ABOVE:
         return None
     vm = load_snapshot(path, int(meta.get("dim", 0)))
     if vm is not None:
@@ -610,8 +623,9 @@ def one_shot_vectors(con, db_key: str, gen: str | None = None) -> VectorMatrix |
 
 
 def prefetch(con, db_key: str, gen: str | None = None):
-    "Get a one-shot process's vectors ready before its query vector is (they do not depend on it): the CLI reads the snapshot while the model finishes loading."
-    if db_key in _cache or holds_vectors() or db_key in _asked or not has_chunks_table(con):
+    """Get a one-shot process's vectors ready before its query vector is (they do not depend on it): the CLI reads
+    the snapshot while the model finishes loading."""
+    if db_key in _cache or holds_vectors() or db_key in _asked or not _rows.has_chunks(con):
         return
     _asked.add(db_key)
     if one_shot_vectors(con, db_key, gen) is None:
