@@ -139,6 +139,17 @@ def test_help_shows_examples_and_environment(cmd, tmp_path):
     assert "\nexamples:\n  minirag-mcp " + (cmd or "") in r.stdout, r.stdout
     assert all(f"\n  {v} " in r.stdout for v in ENV_VARS), [v for v in ENV_VARS if f"\n  {v} " not in r.stdout]
 
+def test_top_k_above_the_maximum_is_clamped_not_refused(corpus):
+    "As the MCP tool does: a topK above 100 is clamped to 100; only 0 or a negative value is refused."
+    root, env = corpus
+    r = cli("query", "zebra", "--top-k", "100000000", "--json", cwd=root, env=env)
+    assert r.returncode == 0, r.stderr
+    q = json.loads(r.stdout)
+    assert q["results"] and len(q["results"]) <= 100
+    for bad in ("0", "-3"):
+        r = cli("query", "zebra", "--top-k", bad, cwd=root, env=env)
+        assert r.returncode == 2 and "argument --top-k:" in r.stderr and "at least 1" in r.stderr, r.stderr
+
 @pytest.mark.parametrize("argv,option", [
     (["query", "x", "--top-k", "abc"], "--top-k"), (["query", "x", "--top-k", "0"], "--top-k"), (["query", "x", "--weight", "2"], "--weight"),
     (["query", "x", "--weight", "nan"], "--weight"), (["read-neighbors", "--chunk-index", "x"], "--chunk-index"),
