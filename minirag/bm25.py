@@ -9,22 +9,12 @@ from __future__ import annotations
 from collections import OrderedDict
 import numpy as np
 from .vectors import VectorMatrix, vectors, held, COMPACT_DUCKDB_MEMORY
-from .store import fetch_roomy
+from .tables import Tables
+
+_rows = Tables()  # the in-memory side always reads through its caller's open connection
 
 # %% auto #0
-__all__ = ['POSTINGS_HELD', 'postings_of', 'HeldPostings', 'held_postings', 'keyword_top', 'held_keyword_search']
-
-# %% ../nbs/06b_bm25.ipynb #a62da3e3
-def postings_of(con, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    "(term position in `terms`, chunk id, tf) of every posting of `terms`."
-    ph = ", ".join("?" * len(terms))  # constants in an IN list: zone maps skip the row groups of other terms
-    t = fetch_roomy(
-        con,
-        f"SELECT list_position(?::VARCHAR[], term)::INTEGER - 1, chunk_id, tf FROM postings WHERE term IN ({ph})",
-        [terms, *terms],
-        arrow=True,
-    )
-    return tuple(t.column(i).to_numpy(zero_copy_only=False) for i in range(3))
+__all__ = ['POSTINGS_HELD', 'HeldPostings', 'held_postings', 'keyword_top', 'held_keyword_search']
 
 # %% ../nbs/06b_bm25.ipynb #e2846525
 POSTINGS_HELD = 8_000_000  # postings a process holds in memory (8 bytes each, 64 MB) — about 190k chunks of prose; above, per query from DuckDB
@@ -35,7 +25,7 @@ class HeldPostings:
 
     def __init__(self, con, vm: VectorMatrix):
         self.term: dict[str, int] = {}
-        codes, rows, tf = self._read(con, vm, "", [])
+        codes, rows, tf = self._read(con, vm)
         o = np.argsort(codes, kind="stable")
         self.off = np.searchsorted(codes[o], np.arange(len(self.term) + 1))
         self.rows, self.tf = rows[o], tf[o]
@@ -43,16 +33,15 @@ class HeldPostings:
         self.added: dict[int, list] = {}  # term code -> [(rows, tf)] of chunks written since the load
         self.n_added, self.gen, self.seen = 0, vm.gen, vm.n
 
-    def _read(self, con, vm, where: str, params) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        "(term code in `self.term`, row, tf) of the live postings matching `where`, streamed under a small DuckDB cap."
+    def _read(self, con, vm, from_id: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        "(term code in `self.term`, row, tf) of the live postings (of chunks from `from_id` on), streamed under a small DuckDB cap."
         limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
         con.execute(
             f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'"
         )  # one pass over the table: do not leave it cached (+230 MB RSS at 100k chunks)
         codes, rows, tfs = [], [], []
         try:
-            con.execute(f"SELECT term, chunk_id, tf FROM postings {where}", params)
-            for b in con.to_arrow_reader(1 << 18):
+            for b in _rows.posting_rows(con, from_id):
                 enc = b.column(0).dictionary_encode()
                 lut = np.array([self.term.setdefault(x, len(self.term)) for x in enc.dictionary.to_pylist()], np.int32)
                 r = vm.rows_of(b.column(1).to_numpy())
@@ -71,7 +60,7 @@ class HeldPostings:
         if vm.gen == self.gen:
             return True
         if vm.n > self.seen:
-            codes, rows, tf = self._read(con, vm, "WHERE chunk_id >= ?", [int(vm.ids[self.seen : vm.n].min())])
+            codes, rows, tf = self._read(con, vm, int(vm.ids[self.seen : vm.n].min()))
             new = rows >= self.seen
             codes, rows, tf = codes[new], rows[new], tf[new]
             for c in np.unique(codes).tolist():  # by term code; terms first seen now get codes past the loaded ones
@@ -109,14 +98,10 @@ def held_postings(con, vm: VectorMatrix, terms: list[str]) -> tuple[np.ndarray, 
     "(term position in `terms`, row, tf) of the live postings of `terms`: from memory up to `POSTINGS_HELD` postings, else from DuckDB (call holding `vm.lock`)."
     hp = getattr(vm, "_postings", None)
     if hp is None or (hp and not hp.follow(con, vm)):  # False: too many postings to hold, read per query
-        hp = vm._postings = (
-            HeldPostings(con, vm)
-            if con.execute("SELECT count(*) FROM postings").fetchone()[0] <= POSTINGS_HELD
-            else False
-        )
+        hp = vm._postings = HeldPostings(con, vm) if _rows.postings_count(con) <= POSTINGS_HELD else False
     if hp:
         return hp.get(vm, terms)
-    t, cid, tf = postings_of(con, terms)
+    t, cid, tf = _rows.postings_of(terms, con)
     rows = vm.rows_of(cid)
     ok = rows >= 0
     return t[ok], rows[ok], tf[ok]

@@ -360,13 +360,7 @@ def _shown(path: str) -> str:
 
 def _print_ingested(ix, r: dict, out):
     "One line per ingested source with its chunk count."
-    from minirag.store import source_rows
-
-    counts = (
-        {s["source"]: s["chunk_count"] for s in source_rows(ix.store, "WHERE list_contains(?, source)", [r["files"]])}
-        if r["files"]
-        else {}
-    )
+    counts = {s["source"]: s["chunk_count"] for s in ix.engine.tables.sources(r["files"])} if r["files"] else {}
     for f in r["files"]:
         n = counts.get(f, "?")
         print(f"ingested {_shown(f)}  ({n} chunk{'' if n == 1 else 's'})", file=out)

@@ -16,7 +16,8 @@ from .embed import Embedder, packaged_model_dir
 from .ingest import prepare_chunks
 from .titles import data_title
 from .tokens import TokenCounter
-from .store import Store, SourceRecord, replace_source, replace_sources, get_meta, set_meta, has_chunks_table
+from .store import Store
+from .tables import Tables, SourceRecord
 from minirag.search import (
     vector_search,
     keyword_search,
@@ -219,7 +220,7 @@ def build_index(
         pos += len(rows)
     with store.session():
         for a in range(0, len(items), 500):
-            replace_sources(store, items[a : a + 500], embedder.model_id)
+            Tables(store).write_batch(items[a : a + 500], embedder.model_id)
     return len(texts)
 
 
@@ -230,15 +231,14 @@ def open_eval_index(ds: BeirSet, embedder, db_dir=None, budget: int = 110, progr
     store = Store(d / "index.duckdb")
     if store.exists():
         with store.session() as con:
-            if get_meta(con).get("eval_key") == key:
+            if Tables(store).meta(con).get("eval_key") == key:
                 return store
         store.close()
         shutil.rmtree(d)  # an interrupted build: start over
     d.mkdir(parents=True, exist_ok=True)
     counter = TokenCounter.from_model_dir(embedder.model_dir)
     build_index(ds, store, embedder, counter, budget, progress=progress, vector_cache=d.parent / "vectors")
-    with store.transaction() as con:
-        set_meta(con, eval_key=key)
+    Tables(store).set_meta(eval_key=key)
     return store
 
 # %% ../nbs/12_eval.ipynb #1e0ba90a
@@ -266,7 +266,7 @@ def query_candidates(store: Store, embedder, ds: BeirSet, top_k: int = TOP_K, pr
 def chunk_sources(store: Store) -> dict:
     "chunk id -> corpus doc id."
     with store.session() as con:
-        if not has_chunks_table(con):
+        if not Tables(store).has_chunks(con):
             return {}
         return {
             i: s[4:] if s.startswith("doc/") else s for i, s in con.execute("SELECT id, source FROM chunks").fetchall()

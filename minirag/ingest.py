@@ -16,7 +16,8 @@ from .titles import file_title, data_title
 from .tokens import TokenCounter
 from .embed import Embedder
 from .security import resolve_in_roots
-from .store import Store, SourceRecord, replace_source
+from .store import Store
+from .tables import Tables, SourceRecord
 
 # %% auto #0
 __all__ = ['MAX_TITLE_CHARS', 'FORMATS', 'MAX_SOURCE_ID', 'Engine', 'prepare_chunks', 'file_hash', 'ingest_one_file',
@@ -29,6 +30,7 @@ class Engine:
     def __init__(self, cfg: Config, idle_close: float = 0.0, embedder: Embedder | None = None):
         self.cfg = cfg
         self.store = Store(cfg.db_file, idle_close=idle_close)
+        self.tables = Tables(self.store)
         self.embedder = embedder or Embedder(cfg.model_name, cfg.cache_dir)
         self._counter = None
 
@@ -98,7 +100,7 @@ def ingest_one_file(eng: Engine, path, must_be_absolute: bool = False, known_has
     rec = SourceRecord(
         str(p), "file", str(root), title, category, h, st.st_size, st.st_mtime, conv.ocr_engine, SCHEME_VERSION
     )
-    n = replace_source(eng.store, rec, rows, vecs, eng.embedder.model_id)
+    (n,) = eng.tables.write_batch([(rec, rows, vecs)], eng.embedder.model_id)
     return dict(source=str(p), title=title, chunkCount=n, category=category, ocrEngine=conv.ocr_engine)
 
 # %% ../nbs/07_ingest.ipynb #95721b23
@@ -158,7 +160,7 @@ def ingest_markdown(
     vecs = eng.embedder.embed([r["text"] for r in rows])
     h = hashlib.sha256(markdown.encode("utf-8", "replace")).hexdigest()
     rec = SourceRecord(source, kind, "", title or "", category, h, size, 0.0, ocr_engine, SCHEME_VERSION)
-    n = replace_source(eng.store, rec, rows, vecs, eng.embedder.model_id)
+    (n,) = eng.tables.write_batch([(rec, rows, vecs)], eng.embedder.model_id)
     return dict(source=source, title=title or "", chunkCount=n, category=category)
 
 

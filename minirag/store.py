@@ -1,4 +1,4 @@
-"""One DuckDB file: sources, chunks with their vectors, keyword postings, and the index's identity — opened briefly so two processes can share it.
+"""One DuckDB file, its schema and its migrations — opened briefly so two processes can share it, and capped in memory while it is written. The rows themselves are read and written through `Tables` (05b_tables).
 
 Docs: https://example.invalid/minirag/store.html.md"""
 
@@ -6,21 +6,17 @@ Docs: https://example.invalid/minirag/store.html.md"""
 
 # %% ../nbs/05_store.ipynb #6fdd88e9
 from __future__ import annotations
-import errno, logging, os, re, threading, time
+import errno, os, re, threading, time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-import duckdb, numpy as np  # pyarrow only where rows are written: a one-shot query never imports it (25–35 ms)
+import duckdb
 from .config import MiniragError, IndexBusyError
-from .keywords import raw_terms, STEM_SQL
 
 # %% auto #0
 __all__ = ['NO_COMPRESSION', 'SYNC_DUCKDB_MEMORY', 'DUCKDB_MEMORY', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'WAITER_POLL',
-           'extension_path', 'limit_memory', 'memory_limit', 'fetch_roomy', 'connect', 'ensure_lookups',
-           'lookups_present', 'drop_lookups', 'has_source_key', 'migrate', 'IndexUnavailableError', 'file_lock',
-           'file_unlock', 'Store', 'get_meta', 'set_meta', 'has_chunks_table', 'ensure_model', 'SourceRecord',
-           'replace_sources', 'replace_source', 'delete_source', 'cluster_postings', 'rename_source', 'source_rows',
-           'chunk_rows', 'record_failures', 'failure_rows', 'forget_failures']
+           'extension_path', 'limit_memory', 'memory_limit', 'fetch_roomy', 'connect', 'chunks_ddl', 'has_chunks',
+           'build_lookups', 'lookups_present', 'remove_lookups', 'has_source_key', 'migrate', 'IndexUnavailableError',
+           'file_lock', 'file_unlock', 'Store']
 
 # %% ../nbs/05_store.ipynb #43bfb55d
 def extension_path(name: str) -> Path:
@@ -119,7 +115,8 @@ CREATE TABLE IF NOT EXISTS failures(source VARCHAR PRIMARY KEY, content_hash VAR
 """
 
 
-def _chunks_ddl(dim: int) -> str:
+def chunks_ddl(dim: int) -> str:
+    "The chunks table, its vector column sized to the model's dimension."
     return f"""CREATE TABLE IF NOT EXISTS chunks(id BIGINT, source VARCHAR, chunk_index INTEGER, parent_id VARCHAR,
       text VARCHAR, prefix_len INTEGER, section_head VARCHAR, kind VARCHAR, tokens INTEGER, scheme INTEGER,
       kw_len INTEGER, emb FLOAT[{dim}])"""
@@ -134,13 +131,14 @@ CHUNK_FIELDS = ["chunk_index", "parent_id", "text", "prefix_len", "section_head"
 _LOOKUPS = {"chunks_id": "id", "chunks_source": "source"}
 
 
-def _chunks_exist(con) -> bool:
+def has_chunks(con) -> bool:
+    "True once the chunks table exists (the first write creates it, when the model's dimension is known)."
     return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'chunks'").fetchone()[0])
 
 
-def ensure_lookups(con) -> bool:
+def build_lookups(con) -> bool:
     "Create the chunks table's lookup indexes if missing; False if they cannot be written (queries then scan)."
-    if not _chunks_exist(con):
+    if not has_chunks(con):
         return True
     try:
         for name, col in _LOOKUPS.items():
@@ -151,12 +149,13 @@ def ensure_lookups(con) -> bool:
 
 
 def lookups_present(con) -> bool:
+    "True if the chunks table has its lookup indexes."
     return bool(con.execute("SELECT count(*) FROM duckdb_indexes() WHERE table_name = 'chunks'").fetchone()[0])
 
 
-def drop_lookups(con):
-    "Drop the lookup indexes before a large write (`ensure_lookups` builds them again)."
-    if _chunks_exist(con):
+def remove_lookups(con):
+    "Drop the lookup indexes before a large write (`build_lookups` builds them again)."
+    if has_chunks(con):
         for name in _LOOKUPS:
             con.execute(f"DROP INDEX IF EXISTS {name}")
 
@@ -373,8 +372,8 @@ class Store:
                 migrate(con)
                 self._keyed = True
             if replay and lookups_present(con):
-                drop_lookups(con)
-                ensure_lookups(con)  # DuckDB 1.5 replays deletes into its ART
+                remove_lookups(con)
+                build_lookups(con)  # DuckDB 1.5 replays deletes into its ART
             # indexes wrongly (a source's rows exist, its index lookup finds none): rebuilt from the table after a crash
         except Exception as e:
             con.close()
@@ -499,267 +498,3 @@ class Store:
                     if stop := _write_refused(e, self.db_file):
                         raise stop from None
                     raise
-
-# %% ../nbs/05_store.ipynb #57da76a9
-def get_meta(con) -> dict:
-    return dict(con.execute("SELECT key, value FROM meta").fetchall())
-
-
-def set_meta(con, **kv):
-    for k, v in kv.items():
-        con.execute("DELETE FROM meta WHERE key = ?", [k])
-        con.execute("INSERT INTO meta VALUES (?, ?)", [k, str(v)])
-
-
-def has_chunks_table(con) -> bool:
-    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'chunks'").fetchone()[0])
-
-
-def ensure_model(con, model_id: str, dim: int):
-    "Bind an empty index to a model, or refuse a different one (R-M4)."
-    m = get_meta(con)
-    if "model_id" in m and m["model_id"] != model_id:
-        raise MiniragError(
-            f"this index was built with model {m['model_id']!r} (dim {m['dim']}) but the configured model is "
-            f"{model_id!r} (dim {dim}); vectors of different models cannot be mixed. Fix: set MODEL_NAME back, "
-            "or use a new DB_PATH (or delete the index) and re-ingest everything"
-        )
-    if "model_id" not in m:
-        set_meta(con, model_id=model_id, dim=dim, format=FORMAT_VERSION, generation=m.get("generation", 0))
-        con.execute(_chunks_ddl(dim))
-
-# %% ../nbs/05_store.ipynb #b888410e
-@dataclass
-class SourceRecord:
-    "What the index knows about one source."
-
-    source: str
-    kind: str = "file"
-    root: str = ""
-    title: str = ""
-    category: str = ""
-    content_hash: str = ""
-    size: int = 0
-    mtime: float = 0.0
-    ocr_engine: str = ""
-    scheme: int = 0
-
-
-def _fsl(vecs: np.ndarray) -> pa.FixedSizeListArray:
-    import pyarrow as pa
-
-    vecs = np.ascontiguousarray(vecs, dtype=np.float32)
-    return pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), vecs.shape[1])
-
-
-def _bump(con):
-    g = int(get_meta(con).get("generation", 0)) + 1
-    set_meta(con, generation=g)
-    return g
-
-
-def replace_sources(store: Store, items: list[tuple[SourceRecord, list[dict], np.ndarray]], model_id: str) -> list[int]:
-    "Replace several sources in one transaction (one write for a batch of files); returns chunk counts."
-    import pyarrow as pa
-
-    last = {rec.source: i for i, (rec, _, _) in enumerate(items)}
-    if len(last) < len(items):  # one source once: the last version given wins, the counts still follow `items`
-        n = replace_sources(store, [items[i] for i in sorted(last.values())], model_id)
-        got = dict(zip((items[i][0].source for i in sorted(last.values())), n))
-        return [got[rec.source] for rec, _, _ in items]
-    for rec, chunks, vecs in items:
-        if not chunks:
-            raise MiniragError(f"{rec.source}: no text to index (0 chunks); the previous version, if any, is kept")
-        assert vecs.shape[0] == len(chunks), "one vector per chunk"
-    if not items:
-        return []
-    dim = items[0][2].shape[1]
-    kws = [[raw_terms(c["text"]) for c in chunks] for _, chunks, _ in items]
-    with store.transaction() as con:
-        ensure_model(con, model_id, dim)
-        srcs = [rec.source for rec, _, _ in items]
-        ph = ", ".join("?" * len(srcs))
-        held = {
-            r[0]
-            for r in con.execute(
-                f"SELECT source FROM sources WHERE source IN ({ph}) UNION "
-                f"SELECT DISTINCT source FROM chunks WHERE source IN ({ph})",
-                srcs + srcs,
-            ).fetchall()
-        }
-        for s in srcs:  # only sources already there: deleting scans the postings, which grew every batch's cost (and peak memory) with the corpus
-            if s in held:
-                _delete(con, s)
-            else:
-                con.execute("DELETE FROM failures WHERE source = ?", [s])
-        base = con.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
-        ns = [len(chunks) for _, chunks, _ in items]
-        ids = np.arange(base, base + sum(ns), dtype=np.int64)
-        allrows = [c for _, chunks, _ in items for c in chunks]
-        kw = [t for k in kws for t in k]
-        tbl = pa.table(
-            {
-                "id": ids,
-                "source": [rec.source for (rec, _, _), n in zip(items, ns) for _ in range(n)],
-                **{f: [c[f] for c in allrows] for f in CHUNK_FIELDS},
-                "kw_len": [len(t) for t in kw],
-                "emb": _fsl(np.concatenate([v for _, _, v in items])),
-            }
-        )
-        con.register("_new_chunks", tbl)
-        con.execute("INSERT INTO chunks BY NAME SELECT * FROM _new_chunks")
-        con.unregister("_new_chunks")
-        terms = pa.table(
-            {
-                "chunk_id": np.repeat(ids, [len(t) for t in kw]),
-                "term": [t for ts in kw for t, _ in ts],
-                "lang": [l for ts in kw for _, l in ts],
-            }
-        )
-        con.register("_new_terms", terms)
-        con.execute(
-            f"INSERT INTO postings SELECT {STEM_SQL} AS term, chunk_id, count(*)::INTEGER FROM _new_terms GROUP BY ALL"
-        )
-        con.unregister("_new_terms")
-        src = pa.table(
-            {
-                "source": [r.source for r, _, _ in items],
-                "kind": [r.kind for r, _, _ in items],
-                "root": [r.root for r, _, _ in items],
-                "title": [r.title for r, _, _ in items],
-                "category": [r.category for r, _, _ in items],
-                "content_hash": [r.content_hash for r, _, _ in items],
-                "size": pa.array([r.size for r, _, _ in items], pa.int64()),
-                "mtime": pa.array([float(r.mtime) for r, _, _ in items], pa.float64()),
-                "ocr_engine": [r.ocr_engine for r, _, _ in items],
-                "chunk_count": pa.array(ns, pa.int32()),
-                "scheme": pa.array([r.scheme for r, _, _ in items], pa.int32()),
-            }
-        )
-        con.register("_new_sources", src)
-        con.execute("INSERT INTO sources BY NAME SELECT *, now() AS ingested_at FROM _new_sources")
-        con.unregister("_new_sources")
-        _bump(con)
-    return ns
-
-
-def replace_source(store: Store, rec: SourceRecord, chunks: list[dict], vecs: np.ndarray, model_id: str) -> int:
-    "Replace everything indexed for `rec.source` with `chunks` + `vecs`, in one transaction."
-    return replace_sources(store, [(rec, chunks, vecs)], model_id)[0]
-
-
-def _delete(con, source: str) -> int:
-    if has_chunks_table(con):
-        con.execute("DELETE FROM postings WHERE chunk_id IN (SELECT id FROM chunks WHERE source = ?)", [source])
-        con.execute("DELETE FROM chunks WHERE source = ?", [source])
-    con.execute("DELETE FROM failures WHERE source = ?", [source])
-    return con.execute("DELETE FROM sources WHERE source = ?", [source]).fetchone()[0]
-
-
-def delete_source(store: Store, source: str) -> bool:
-    "Remove a source from the index; True if it was there."
-    with store.transaction() as con:
-        n = _delete(con, source)
-        if n:
-            _bump(con)
-    return bool(n)
-
-# %% ../nbs/05_store.ipynb #d525898e
-def cluster_postings(store: Store, min_tail: float = 0.25, force: bool = False) -> bool:
-    "Rewrite the postings table ordered by term when its unsorted tail is large; True if it did."
-    with store.session() as con:
-        n = con.execute("SELECT count(*) FROM postings").fetchone()[0]
-        done = int(get_meta(con).get("postings_clustered", 0))
-        if not n or (not force and n - done <= min_tail * max(done, 1) and done):
-            return False
-        if not force and done == 0 and n < 1000:
-            return False  # tiny indexes: a scan is already instant
-    with store.transaction() as con:
-        con.execute("CREATE TABLE postings_sorted AS SELECT * FROM postings ORDER BY term, chunk_id")
-        con.execute("DROP TABLE postings")
-        con.execute("ALTER TABLE postings_sorted RENAME TO postings")
-        set_meta(con, postings_clustered=n)
-    return True
-
-# %% ../nbs/05_store.ipynb #653e2cc7
-def rename_source(store: Store, old: str, new: str, root: str, mtime: float | None = None):
-    "Re-path a source's entry and chunks in one transaction."
-    with store.transaction() as con:
-        _delete(con, new)
-        if has_chunks_table(con):
-            con.execute("UPDATE chunks SET source = ? WHERE source = ?", [new, old])
-        con.execute(
-            "UPDATE sources SET source = ?, root = ?, mtime = coalesce(?, mtime) WHERE source = ?",
-            [new, root, mtime, old],
-        )
-        _bump(con)
-
-# %% ../nbs/05_store.ipynb #aa7327cc
-def source_rows(store: Store, where: str = "", params=()) -> list[dict]:
-    "Source records as dicts."
-    with store.session() as con:
-        cur = con.execute(
-            f"SELECT * EXCLUDE (ingested_at), strftime(ingested_at, '%Y-%m-%dT%H:%M:%S') AS ingested_at FROM sources {where} ORDER BY source",
-            list(params),
-        )
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, r)) for r in cur.fetchall()]
-
-
-def chunk_rows(store: Store, source: str, lo: int | None = None, hi: int | None = None) -> list[dict]:
-    "Chunks of one source in order (optionally chunk_index in [lo, hi])."
-    with store.session() as con:
-        if not has_chunks_table(con):
-            return []
-        q = "SELECT source, " + ", ".join(CHUNK_FIELDS) + " FROM chunks WHERE source = ?"
-        ps = [source]
-        if lo is not None:
-            q += " AND chunk_index >= ?"
-            ps.append(lo)
-        if hi is not None:
-            q += " AND chunk_index <= ?"
-            ps.append(hi)
-        cur = con.execute(q + " ORDER BY chunk_index", ps)
-        names = [d[0] for d in cur.description]
-        return [dict(zip(names, r)) for r in cur.fetchall()]
-
-# %% ../nbs/05_store.ipynb #c27d4378
-def record_failures(store: Store, items: list[tuple[str, str, int, float, str, str]]):
-    "Remember (source, content_hash, size, mtime, reason, context) of files that failed, replacing earlier rows."
-    if not items:
-        return
-    import pyarrow as pa
-
-    tbl = pa.table(
-        {
-            "source": [i[0] for i in items],
-            "content_hash": [i[1] for i in items],
-            "size": pa.array([i[2] for i in items], pa.int64()),
-            "mtime": pa.array([float(i[3]) for i in items], pa.float64()),
-            "reason": [i[4] for i in items],
-            "context": [i[5] for i in items],
-        }
-    )
-    with store.transaction() as con:
-        con.register("_failed", tbl)
-        con.execute("DELETE FROM failures WHERE source IN (SELECT source FROM _failed)")
-        con.execute(
-            "INSERT INTO failures BY NAME SELECT *, now() AS failed_at FROM (SELECT DISTINCT ON (source) * FROM _failed)"
-        )
-        con.unregister("_failed")
-
-
-def failure_rows(store: Store) -> dict[str, dict]:
-    "Remembered failures by source."
-    with store.session() as con:
-        cur = con.execute("SELECT source, content_hash, size, mtime, reason, context FROM failures")
-        names = [d[0] for d in cur.description]
-        return {r[0]: dict(zip(names, r)) for r in cur.fetchall()}
-
-
-def forget_failures(store: Store, sources: list[str]):
-    "Drop the remembered failures of these sources (files gone from disk)."
-    if not sources:
-        return
-    with store.transaction() as con:
-        con.execute("DELETE FROM failures WHERE source IN (SELECT unnest(?::VARCHAR[]))", [list(sources)])

@@ -17,23 +17,12 @@ from .chunk import SCHEME_VERSION
 from .ingest import Engine, prepare_chunks, file_hash
 from .titles import file_title
 from .scan import scan, ScanResult
-from .security import resolve_in_roots, in_scope, scope_condition
+from .security import resolve_in_roots, in_scope
+from .tables import SourceRecord
 from minirag.store import (
-    SourceRecord,
-    drop_lookups,
-    ensure_lookups,
-    replace_source,
-    replace_sources,
-    cluster_postings,
-    delete_source,
-    rename_source,
-    source_rows,
     file_lock,
     file_unlock,
     IndexUnavailableError,
-    record_failures,
-    failure_rows,
-    forget_failures,
     SYNC_DUCKDB_MEMORY,
 )
 from . import ocr as _ocr
@@ -384,17 +373,17 @@ def _ingest_files(eng, items, progress, done0, total, context, notes):
                     pass
             if _pause_wanted("write") and items:  # crash tests: one file committed, then stop here
                 rec, rows, v = items.pop(0)
-                done(rec, replace_source(eng.store, rec, rows, v, eng.embedder.model_id))
+                done(rec, eng.tables.write_batch([(rec, rows, v)], eng.embedder.model_id)[0])
                 _pause("write")
             try:  # one transaction for the whole batch: per-file commits cost ~26 ms each
-                for (rec, _, _), n in zip(items, replace_sources(eng.store, items, eng.embedder.model_id)):
+                for (rec, _, _), n in zip(items, eng.tables.write_batch(items, eng.embedder.model_id)):
                     done(rec, n)
             except FATAL_ERRORS:
                 raise  # every file would fail the same way: stop, the next sync resumes
             except MiniragError:
                 for rec, rows, v in items:  # find the file at fault; the others still go in
                     try:
-                        done(rec, replace_source(eng.store, rec, rows, v, eng.embedder.model_id))
+                        done(rec, eng.tables.write_batch([(rec, rows, v)], eng.embedder.model_id)[0])
                     except FATAL_ERRORS:
                         raise
                     except MiniragError as e:
@@ -402,8 +391,7 @@ def _ingest_files(eng, items, progress, done0, total, context, notes):
 
     batch, nchunks, pending = [], 0, None
     if len(items) >= LOOKUP_REBUILD_FILES:
-        with eng.store.session() as con:
-            drop_lookups(con)
+        eng.tables.drop_lookups()
     try:
         _embed_all(
             eng, items, progress, notes, state, total, batch, nchunks, pending, embed_write, warnings, failed, context
@@ -412,12 +400,11 @@ def _ingest_files(eng, items, progress, done0, total, context, notes):
     finally:  # also after a failure: readers find the lookups again (an index made before them gains them here)
         writer.shutdown(wait=True, cancel_futures=True)
         try:
-            with eng.store.session() as con:
-                ensure_lookups(con)
+            eng.tables.ensure_lookups()
         except MiniragError:
             pass
     try:
-        record_failures(eng.store, failed)
+        eng.tables.record_failures(failed)
     except MiniragError:
         pass  # only a shortcut for the next sync; the failures are reported either way
     return ingested, warnings
@@ -466,20 +453,6 @@ def _embed_all(
 COUNT_KEYS = ("ingested", "skipped", "moved", "deleted", "failed", "unreadable")
 
 
-def _touch(store, touch: list):
-    import pyarrow as pa
-
-    tbl = pa.table(
-        {"source": [t[0] for t in touch], "size": [t[1] for t in touch], "mtime": [float(t[2]) for t in touch]}
-    )
-    with store.transaction() as con:
-        con.register("_touch", tbl)
-        con.execute(
-            "UPDATE sources SET size = _touch.size, mtime = _touch.mtime FROM _touch WHERE sources.source = _touch.source"
-        )
-        con.unregister("_touch")
-
-
 def sync_scope(cfg, path=None, must_be_absolute: bool = False) -> Path | None:
     "The path a sync is restricted to (None = all roots); refuses paths outside the roots."
     if path is None or str(path).strip() == "":
@@ -499,7 +472,7 @@ def still_failing(p: Path, f: dict, known_hash: str | None = None) -> bool:
         return False
 
 
-def _remembered(store, failed: dict, plan: SyncPlan, scope, context: str) -> tuple[list, list[str]]:
+def _remembered(tables, failed: dict, plan: SyncPlan, scope, context: str) -> tuple[list, list[str]]:
     "Split plan.ingest into files to read and reasons of unchanged failed files; forget failures of files gone, ignored or back to their indexed bytes."
     if not failed:
         return plan.ingest, []
@@ -519,7 +492,7 @@ def _remembered(store, failed: dict, plan: SyncPlan, scope, context: str) -> tup
         and not any(in_scope(s, d) for d in plan.protected)
     ]
     if forget:
-        forget_failures(store, forget)
+        tables.forget_failures(forget)
     return todo, reasons
 
 
@@ -534,32 +507,34 @@ def sync(eng: Engine, path=None, progress=None, must_be_absolute: bool = False, 
             progress(0, 0, "scanning")
         ocr = _ocr.ocr_available()
         found = scan(cfg.roots, scanned_exts(), cfg.db_path, under=scope)
-        cond, ps = scope_condition(str(scope) if scope else None)
         rows, failed = [], {}
         if eng.store.exists():
             with eng.store.session():  # one open for both reads
-                rows, failed = source_rows(eng.store, f"WHERE kind = 'file' AND {cond}", ps), failure_rows(eng.store)
+                rows, failed = (
+                    eng.tables.sources(scope=str(scope) if scope else None, kind="file"),
+                    eng.tables.failures(),
+                )
         plan = plan_sync(rows, found, cfg.roots, scope, ocr)
         context = failure_context(cfg, ocr)
-        todo, remembered = _remembered(eng.store, failed, plan, scope, context)
+        todo, remembered = _remembered(eng.tables, failed, plan, scope, context)
         _pause("scanned")
         failures = plan.failures + remembered
         notes = []  # what conversion said about files that did ingest (library warnings, skipped pages)
         total = len(plan.moves) + len(plan.delete) + len(todo)
         done = 0
         if plan.touch:
-            _touch(eng.store, plan.touch)
+            eng.tables.touch(plan.touch)
         if plan.moves or plan.delete:
             with eng.store.session():
                 for old, new, root, mtime in plan.moves:
                     if progress:
                         progress(done, total, str(new))
-                    rename_source(eng.store, old, str(new), str(root), mtime)
+                    eng.tables.rename(old, str(new), str(root), mtime)
                     done += 1
                 for s in plan.delete:
                     if progress:
                         progress(done, total, s)
-                    delete_source(eng.store, s)
+                    eng.tables.delete(s)
                     done += 1
         ingested, fails = ingest_files(eng, todo, progress, done, total, context, notes)
         failures += fails
@@ -568,8 +543,7 @@ def sync(eng: Engine, path=None, progress=None, must_be_absolute: bool = False, 
         if ingested or plan.moves or plan.delete:
             with eng.store.session() as con:
                 _pause("maintenance")
-                cluster_postings(eng.store)
-                con.execute("CHECKPOINT")
+                eng.tables.maintain()
     return dict(
         ingested=len(ingested),
         skipped=plan.skipped,

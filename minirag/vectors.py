@@ -11,7 +11,10 @@ from datetime import datetime
 from pathlib import Path
 import numpy as np
 from .security import scope_condition
-from .store import get_meta, has_chunks_table, limit_memory, memory_limit
+from .store import limit_memory, memory_limit
+from .tables import Tables
+
+_rows = Tables()  # the in-memory side always reads through its caller's open connection
 
 # %% auto #0
 __all__ = ['COMPACT_ABOVE', 'CANDIDATES', 'CANDIDATE_SHARE', 'COMPACT_DUCKDB_MEMORY', 'SNAPSHOT_MAGIC', 'VectorMatrix', 'vectors',
@@ -137,18 +140,15 @@ class VectorMatrix:
             b = np.concatenate([b, np.zeros(b.shape[:-1] + (pad,), np.uint8)], axis=-1)
         return b.view(np.uint64)
 
-    def load(self, con, where: str = "", params=(), stamps=None):
-        "Append the rows of `chunks` matching `where`, streamed in batches (never the whole float32 table at once)."
-        stamps = (
-            stamps if stamps is not None else dict(con.execute("SELECT source, ingested_at FROM sources").fetchall())
-        )
+    def load(self, con, sources: list[str] | None = None, stamps=None):
+        "Append the chunks of every source (or of `sources`), streamed in batches (never the whole float32 table at once)."
+        stamps = stamps if stamps is not None else _rows.stamps(con)
         limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
         con.execute(
             f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'"
         )  # DuckDB would keep the scanned float32 blocks cached: 2.9 GB RSS at 1M chunks, +250 MB at 100k
         try:
-            con.execute(f"SELECT id, source, chunk_index, emb, coalesce(kw_len, 0) FROM chunks {where}", list(params))
-            for b in con.to_arrow_reader(_BATCH):
+            for b in _rows.vector_rows(con, sources, _BATCH):
                 mat = b.column(3).values.to_numpy(zero_copy_only=False).reshape(len(b), self.dim)
                 self.append(
                     b.column(0).to_numpy(),
@@ -163,7 +163,7 @@ class VectorMatrix:
 
     def refresh(self, con, gen: str) -> bool:
         "Follow the index to generation `gen` by reloading only the sources written since; False if a full reload is due."
-        stamps = dict(con.execute("SELECT source, ingested_at FROM sources").fetchall())
+        stamps = _rows.stamps(con)
         changed = [s for s, (c, st) in self.stamps.items() if stamps.get(s) != st]  # rewritten, renamed or deleted
         if len(changed) > max(1000, len(self.stamps) // 5):
             return False
@@ -175,9 +175,9 @@ class VectorMatrix:
         if len(fresh) > max(1000, len(stamps) // 5):
             return False
         if fresh:
-            self.load(con, "WHERE source IN (SELECT unnest(?::VARCHAR[]))", [fresh], stamps)
+            self.load(con, fresh, stamps)
         live = int(self.alive[: self.n].sum())
-        if live != con.execute("SELECT count(*) FROM chunks").fetchone()[0] or live < 0.75 * self.n:
+        if live != _rows.chunk_count(con) or live < 0.75 * self.n:
             return False
         self.gen, self._by_code, self._id2row, self._kwstats, self._headrow = gen, None, None, None, None
         return True
@@ -355,12 +355,12 @@ def vectors(
 ) -> VectorMatrix | None:
     "The index's vectors in this process, refreshed when its generation changes (None before the first chunk)."
     if gen is None:
-        gen = get_meta(con).get("generation", "0")
+        gen = _rows.meta(con).get("generation", "0")
     with _cache_lock:
         vm = _cache.get(db_key)
         if vm is not None and vm.gen == gen:
             return vm
-        if not has_chunks_table(con):
+        if not _rows.has_chunks(con):
             return None
         if vm is not None:
             with vm.lock:
@@ -368,8 +368,7 @@ def vectors(
                     return vm
         if vm is not None:
             vm.close()
-        n = con.execute("SELECT count(*) FROM chunks").fetchone()[0]
-        dim = int(get_meta(con).get("dim", 0)) or con.execute("SELECT len(emb) FROM chunks LIMIT 1").fetchone()[0]
+        n, dim = _rows.chunk_count(con), _rows.vector_dim(con)
         vm = VectorMatrix(dim, n > (COMPACT_ABOVE if compact_above is None else compact_above))
         if vm.compact and not os.environ.get("MINIRAG_DUCKDB_MEMORY"):  # this connection and the process's later ones
             limit_memory(COMPACT_DUCKDB_MEMORY)
@@ -438,7 +437,7 @@ def nearest(
         db_key not in _cache and not holds_vectors() and db_key not in _asked
     ):  # a second question (eval) loads the matrix
         _asked.add(db_key)
-        if not has_chunks_table(con):
+        if not _rows.has_chunks(con):
             return []
         vm = one_shot_vectors(con, db_key, gen)  # the snapshot beside the index, brought up to date (below)
         if vm is None:
@@ -588,9 +587,9 @@ def one_shot_vectors(con, db_key: str, gen: str | None = None) -> VectorMatrix |
     path = snapshot_path(db_key)
     if path is None:
         return None
-    meta = get_meta(con)
+    meta = _rows.meta(con)
     gen = meta.get("generation", "0") if gen is None else gen
-    if con.execute("SELECT count(*) FROM chunks").fetchone()[0] > COMPACT_ABOVE:
+    if _rows.chunk_count(con) > COMPACT_ABOVE:
         return None
     vm = load_snapshot(path, int(meta.get("dim", 0)))
     if vm is not None:
@@ -611,7 +610,7 @@ def one_shot_vectors(con, db_key: str, gen: str | None = None) -> VectorMatrix |
 
 def prefetch(con, db_key: str, gen: str | None = None):
     "Get a one-shot process's vectors ready before its query vector is (they do not depend on it): the CLI reads the snapshot while the model finishes loading."
-    if db_key in _cache or holds_vectors() or db_key in _asked or not has_chunks_table(con):
+    if db_key in _cache or holds_vectors() or db_key in _asked or not _rows.has_chunks(con):
         return
     _asked.add(db_key)
     if one_shot_vectors(con, db_key, gen) is None:

@@ -4,7 +4,6 @@ from pathlib import Path
 import pytest
 from conftest import write
 from minirag.api import Index
-from minirag.store import source_rows
 from minirag.sync import PAUSE_STAGES, COUNT_KEYS
 
 OLD = {f"old{i}.md": f"# Old {i}\n\nOld note {i} about the copper mine and its shafts.\n" for i in range(5)}
@@ -32,7 +31,7 @@ def consistent(ix) -> dict:
                    if con.execute("SELECT count(*) FROM chunks WHERE source = ?", [s]).fetchone()[0]
                    != con.execute("SELECT count(*) FROM chunks WHERE source || '' = ?", [s]).fetchone()[0]]
     assert bad == [] and orphans == 0 and orph_post == 0 and unfound == [], (bad, orphans, orph_post, unfound)
-    return {r["source"]: r for r in source_rows(ix.store)}
+    return {r["source"]: r for r in ix.engine.tables.sources()}
 
 @pytest.mark.parametrize("stage", PAUSE_STAGES)
 def test_kill_during_sync_then_heal(stage, tmp_path, model_dir, shared_embedder):

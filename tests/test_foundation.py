@@ -203,11 +203,10 @@ def test_read_rebuilds_a_30_row_table_as_one_table(index, root):
     assert text.count("## Inventory") == 1 and text.startswith("# Stock") and text.count("# Stock") == 1
 
 def test_every_chunk_respects_the_budget_with_the_real_tokenizer(index, root):
-    from minirag.store import chunk_rows
     long = " ".join(f"Sentence {i} explains one more detail of the warehouse process." for i in range(200))
     p = write(root, "long.md", "# Long\n\n" + long + "\n\n```python\n" + "x = 1\n" * 40 + "```\n")
     index.ingest(p)
-    rows = chunk_rows(index.store, str(p))
+    rows = index.engine.tables.chunks_of(str(p))
     count = index.engine.counter.count
     budget = index.cfg.chunk_token_budget
     over = [r for r in rows if count(r["text"]) > budget and r["kind"] not in ("code",) and r["chunk_index"] != 0]

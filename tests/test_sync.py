@@ -7,13 +7,13 @@ from conftest import write
 from minirag.api import Index, ingest_paths
 from minirag.config import MiniragError
 from minirag.chunk import SCHEME_VERSION
-from minirag.store import source_rows, replace_source, SourceRecord
+from minirag.tables import Tables, SourceRecord
 import minirag.sync as msync
 from minirag.sync import SyncBusyError, sync_cli, COUNT_KEYS
 
 def counts(r): return {k: r[k] for k in COUNT_KEYS}
 def C(**kw): return {k: kw.get(k, 0) for k in COUNT_KEYS}
-def sources(ix): return {Path(r["source"]).relative_to(ix.cfg.roots[0]).as_posix(): r for r in source_rows(ix.store)}
+def sources(ix): return {Path(r["source"]).relative_to(ix.cfg.roots[0]).as_posix(): r for r in ix.engine.tables.sources()}
 
 TEXTS = {"alpha.md": "# Alpha\n\nThe alpha document talks about routers and switches.\n",
          "bravo.md": "# Bravo\n\nBravo covers sourdough bread and long fermentation.\n",
@@ -137,7 +137,7 @@ def test_missing_root_and_suddenly_empty_root_keep_everything(tmp_path, model_di
     for f in r1.iterdir(): f.unlink()                   # a root that lists nothing
     r = ix.sync()
     assert counts(r) == C(failed=2), r
-    assert len(source_rows(ix.store)) == 10
+    assert len(ix.engine.tables.sources()) == 10
     w1 = next(w for w in r["warnings"] if w.startswith(str(r1)))
     w2 = next(w for w in r["warnings"] if w.startswith(str(r2)))
     assert "lists no documents" in w1 and "kept 5 indexed file(s)" in w1 and f"{r1/'n0.md'}, {r1/'n1.md'}, {r1/'n2.md'} and 2 more" in w1
@@ -180,9 +180,9 @@ def test_indexed_images_are_kept_as_unreadable_without_ocr(synced, root, monkeyp
     img = root/"scan.png"; img.write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x00" * 64)
     emb = synced.engine.embedder
     text = "# scan\n\nRecognised words from a scanned receipt."
-    replace_source(synced.store, SourceRecord(str(img), "file", str(root), "scan", "generic", "x", img.stat().st_size, 0.0, "rapidocr", SCHEME_VERSION),
+    synced.engine.tables.write_batch([(SourceRecord(str(img), "file", str(root), "scan", "generic", "x", img.stat().st_size, 0.0, "rapidocr", SCHEME_VERSION),
                    [dict(chunk_index=0, parent_id="0", text=text, prefix_len=0, section_head="", kind="text", tokens=10, scheme=SCHEME_VERSION)],
-                   emb.embed([text]), emb.model_id)
+                   emb.embed([text]))], emb.model_id)
     monkeypatch.setattr("minirag.ocr.ocr_available", lambda: False)
     (root/"new.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x01" * 64)
     r = synced.sync()
@@ -283,9 +283,9 @@ def test_a_sync_opens_the_index_once_not_once_per_batch(index, root, monkeypatch
     for i in range(24): write(root, f"n/note{i:02d}.md", f"# Note {i}\n\nThe lighthouse keeper logged storm number {i} at dawn.\n")
     monkeypatch.setattr(msync, "EMBED_BATCH_FILES", 4)   # six batches, six writes
     opens, writes = [], []
-    real_open, real_write = Store._open, msync.replace_sources
+    real_open, real_write = Store._open, Tables.write_batch
     monkeypatch.setattr(Store, "_open", lambda self: (opens.append(1), real_open(self))[1])
-    monkeypatch.setattr(msync, "replace_sources", lambda *a, **k: (writes.append(1), real_write(*a, **k))[1])
+    monkeypatch.setattr(Tables, "write_batch", lambda *a, **k: (writes.append(1), real_write(*a, **k))[1])
     assert index.store.idle_close == 0                    # a one-shot process (the CLI) closes after each operation …
     r = index.sync()
     assert r["ingested"] == 24 and len(writes) >= 6, (r, len(writes))

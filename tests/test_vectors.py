@@ -1,6 +1,7 @@
 "The per-process vector matrix (issue 16): compact above a size, exact for scopes, refreshed in place after writes."
 import numpy as np, pytest
-from minirag.store import Store, SourceRecord, replace_source, delete_source, rename_source
+from minirag.store import Store
+from minirag.tables import Tables, SourceRecord
 import minirag.vectors as V
 
 DIM = 384
@@ -10,7 +11,7 @@ def _add(store, rng, name, n):
     v /= np.linalg.norm(v, axis=1, keepdims=True)
     rows = [dict(chunk_index=i, parent_id=str(i // 4), text=f"chunk {i} of {name}", prefix_len=0, section_head="", kind="text",
                  tokens=3, scheme=1) for i in range(n)]
-    replace_source(store, SourceRecord(f"/docs/{name}"), rows, v, "test-model")
+    Tables(store).write_batch([(SourceRecord(f"/docs/{name}"), rows, v)], "test-model")
 
 @pytest.fixture()
 def store(tmp_path):
@@ -49,8 +50,8 @@ def test_writes_refresh_the_matrix_in_place(store, tmp_path):
         with store.session() as con: vm = V.vectors(con, key, compact_above=0 if compact else 10**9)
         _add(store, rng, "a/doc01.md", 12)   # re-ingest: fewer chunks, new vectors
         _add(store, rng, "c/new.md", 7)
-        delete_source(store, "/docs/b/doc30.md")
-        rename_source(store, "/docs/b/doc31.md", "/docs/d/doc31.md", "/docs")
+        Tables(store).delete("/docs/b/doc30.md")
+        Tables(store).rename("/docs/b/doc31.md", "/docs/d/doc31.md", "/docs")
         with store.session() as con:
             assert V.vectors(con, key) is vm   # followed the writes without a full reload
             assert int(vm.alive[:vm.n].sum()) == con.execute("SELECT count(*) FROM chunks").fetchone()[0]
@@ -92,8 +93,8 @@ def test_a_one_shot_process_keeps_a_snapshot_that_follows_every_write(store, mon
     assert snap.stat().st_mtime_ns == saved   # unchanged index: read, not written
     _add(store, rng, "a/doc01.md", 12)   # re-ingest: fewer chunks, new vectors
     _add(store, rng, "c/new.md", 7)
-    delete_source(store, "/docs/b/doc30.md")
-    rename_source(store, "/docs/b/doc31.md", "/docs/d/doc31.md", "/docs")
+    Tables(store).delete("/docs/b/doc30.md")
+    Tables(store).rename("/docs/b/doc31.md", "/docs/d/doc31.md", "/docs")
     with store.session() as con:
         for q in qs:
             assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
