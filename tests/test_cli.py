@@ -4,6 +4,7 @@ from importlib.metadata import version
 from pathlib import Path
 import pytest
 from conftest import write
+from minirag.wire import to_wire   # the typed results as the MCP tools return them
 
 # the console script pip installed next to this interpreter (what `minirag-mcp` on PATH runs)
 CLI = str(Path(sys.executable).parent/"minirag-mcp")
@@ -194,7 +195,7 @@ def test_json_is_the_library_result(corpus):
     got = {c: json.loads(cli(*a, "--json", cwd=root, env=env).stdout) for c, a in
            [("status", ["status"]), ("query", ["query", "zebra stripes", "--top-k", "3"]), ("list", ["list"])]}
     ix = Index.open(env=env)
-    try: want = dict(status=ix.status(), query=ix.query("zebra stripes", 3), list=ix.list_files())
+    try: want = dict(status=to_wire(ix.status()), query=to_wire(ix.query("zebra stripes", 3)), list=to_wire(ix.list_files()))
     finally: ix.close()
     want = json.loads(json.dumps(want, default=str))
     assert set(got["status"]) == set(want["status"])
