@@ -15,7 +15,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from minirag.api import Index, ingest_paths
 from minirag.embed import Embedder, packaged_model_dir
-from minirag.store import SourceRecord, replace_source, connect, cluster_postings
+from minirag.store import connect
+from minirag.tables import SourceRecord
 from minirag.search import vector_search, keyword_search
 
 sys.path.insert(0, str(ROOT/"bench"))
@@ -95,10 +96,10 @@ def main():
             v /= np.linalg.norm(v, axis=1, keepdims=True)
             rows = [dict(chunk_index=i, parent_id=str(i // 4), text=texts[int(idx[i, 0]) % len(texts)], prefix_len=0, section_head="",
                          kind="text", tokens=100, scheme=1) for i in range(per)]
-            replace_source(six.store, SourceRecord(f"{root}/bulk/{s:05d}.md", root=str(root)), rows, v, emb.model_id)
+            six.engine.tables.write_batch([(SourceRecord(f"{root}/bulk/{s:05d}.md", root=str(root)), rows, v)], emb.model_id)
         held.__exit__(None, None, None)
         build = time.perf_counter() - t
-        t = time.perf_counter(); cluster_postings(six.store, force=True); cluster_s = time.perf_counter() - t
+        t = time.perf_counter(); six.engine.tables.maintain(force=True); cluster_s = time.perf_counter() - t
         res = dict(build_seconds=round(build, 1), rows_per_s=round(n / build), cluster_postings_s=round(cluster_s, 2))
         with six.store.session() as con:
             t = time.perf_counter(); vector_search(con, f"bench{n}", qvecs[0], 10); res["vector_cache_load_ms"] = ms(time.perf_counter() - t)

@@ -62,7 +62,8 @@ def build(db_dir: Path, n: int, model: Path, texts: list[str], base: np.ndarray,
     "Write an index of `n` chunks with bulk Arrow inserts: chunks, sources and postings clustered by term."
     from minirag.embed import Embedder
     from minirag.keywords import raw_terms, STEM_SQL
-    from minirag.store import Store, ensure_model, ensure_lookups, set_meta, connect
+    from minirag.store import Store, connect
+    from minirag.tables import Tables, _ensure_model as ensure_model, _set_meta as set_meta  # raw bulk load
     t0 = time.perf_counter()
     if db_dir.exists(): shutil.rmtree(db_dir)
     emb = Embedder(str(model), db_dir.parent/"models")
@@ -107,7 +108,7 @@ def build(db_dir: Path, n: int, model: Path, texts: list[str], base: np.ndarray,
                                    "mtime": pa.array(np.zeros(n_src)), "ocr_engine": [""] * n_src,
                                    "chunk_count": pa.array(counts.astype(np.int32)), "scheme": pa.array(np.ones(n_src, np.int32))}))
         c.execute("INSERT INTO sources BY NAME SELECT *, now() AS ingested_at FROM _s"); c.unregister("_s")
-        # postings written already clustered by term (as store.cluster_postings leaves them): term-major order
+        # postings written already clustered by term (as Tables.maintain leaves them): term-major order
         order = np.argsort(main, kind="stable")
         starts = np.searchsorted(main[order], np.arange(len(texts) + 1))
         by_term: dict[str, list[tuple[int, int]]] = {}
@@ -131,7 +132,7 @@ def build(db_dir: Path, n: int, model: Path, texts: list[str], base: np.ndarray,
             if pending > 4_000_000: flush(); pending = 0
         flush()
         set_meta(c, generation=1, postings_clustered=rows)
-    with store.session() as c: ensure_lookups(c)   # as the end of a sync builds them
+    Tables(store).ensure_lookups()   # as the end of a sync builds them
     store.close()
     return dict(chunks=n, sources=n_src, postings=rows, build_s=round(time.perf_counter() - t0, 1), load=round(load(), 2))
 
@@ -161,7 +162,6 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
     from minirag.api import Index
     from minirag.embed import Embedder
     from minirag.search import vector_search, DOC_CONTEXT
-    from minirag.store import delete_source
     root = db_dir/"docs"; root.mkdir(exist_ok=True)
     scope = f"{root}/part37"
     snap = db_dir/"index.vectors"   # the one-shot CLI's vector snapshot (06a_vectors): measured below, not part of the index
@@ -198,7 +198,7 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
     f.write_text("# New note\n\n" + "\n\n".join(texts[:10]))
     t = time.perf_counter(); ix.ingest(f); out["one_file_ingest_s"] = round(time.perf_counter() - t, 2)
     t = time.perf_counter(); ix.query(qs[0], 8); out["query_after_write_ms"] = ms(time.perf_counter() - t)
-    delete_source(ix.store, str(f)); f.unlink()
+    ix.engine.tables.delete(str(f)); f.unlink()
     out["batch_ingest"] = batch_ingest(ix, root, texts)
     ix.close()
     env = dict(os.environ, DB_PATH=str(db_dir), MODEL_NAME=str(model), CACHE_DIR=str(db_dir.parent/"models"), BASE_DIR=str(root))
@@ -220,7 +220,6 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
 def batch_ingest(ix, root: Path, texts: list[str], files: int = 40, per_file: int = 12) -> dict:
     "A batch of new files into the big index (convert, chunk, embed, write), against the bare embedder on the same chunk texts."
     from minirag.api import ingest_paths
-    from minirag.store import delete_source
     d = root/"part38"/"zz-batch"; d.mkdir(parents=True, exist_ok=True)
     for i in range(files):
         (d/f"note{i:02d}.md").write_text(f"# Batch note {i}\n\n" + "\n\n".join(texts[100 + i * per_file:100 + (i + 1) * per_file]))
@@ -230,7 +229,7 @@ def batch_ingest(ix, root: Path, texts: list[str], files: int = 40, per_file: in
         chunks = [x for (x,) in con.execute("SELECT text FROM chunks WHERE starts_with(source, ?)", [str(d) + "/"]).fetchall()]
     emb = ix.engine.embedder
     t = time.perf_counter(); emb.embed(chunks); raw = time.perf_counter() - t
-    for f in r["files"]: delete_source(ix.store, f)
+    for f in r["files"]: ix.engine.tables.delete(f)
     shutil.rmtree(d)
     return dict(files=files, chunks=len(chunks), ingest_s=round(dt, 2), chunks_per_s=round(len(chunks) / dt, 1),
                 embedder_chunks_per_s=round(len(chunks) / raw, 1), share_of_embedder=round(raw / dt, 3))

@@ -5,7 +5,6 @@ import argparse, json, os, sys, tempfile, time
 from pathlib import Path
 from minirag.api import Index
 from minirag.embed import packaged_model_dir, Embedder
-from minirag.store import chunk_rows, source_rows
 from evaldir import add_eval_arg, checked
 
 ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -34,7 +33,7 @@ chunks = ix.status()["chunkCount"]
 print(f"files {N}: full sync {full:.1f} s, {r['ingested']} ingested, {r['failed']} failed, {chunks} chunks "
       f"→ {chunks / full:.0f} chunks/s end to end")
 
-texts = [c["text"] for s in source_rows(ix.store) for c in chunk_rows(ix.store, s["source"])]
+texts = [c["text"] for s in ix.engine.tables.sources() for c in ix.engine.tables.chunks_of(s["source"])]
 t = time.perf_counter(); emb.embed(texts); raw = time.perf_counter() - t
 print(f"raw embedder on the same {len(texts)} chunk texts: {raw:.1f} s → {len(texts) / raw:.0f} chunks/s; "
       f"sync reaches {100 * raw / full:.0f}% of it (goal >= 80%)")

@@ -6,7 +6,6 @@ Docs: https://example.invalid/minirag/bm25.html.md"""
 
 # %% ../nbs/06b_bm25.ipynb #9cdf0748
 from __future__ import annotations
-from collections import OrderedDict
 import numpy as np
 from .vectors import VectorMatrix, vectors, held, COMPACT_DUCKDB_MEMORY
 from .tables import Tables
@@ -17,11 +16,13 @@ _rows = Tables()  # the in-memory side always reads through its caller's open co
 __all__ = ['POSTINGS_HELD', 'HeldPostings', 'held_postings', 'keyword_top', 'held_keyword_search']
 
 # %% ../nbs/06b_bm25.ipynb #e2846525
-POSTINGS_HELD = 8_000_000  # postings a process holds in memory (8 bytes each, 64 MB) — about 190k chunks of prose; above, per query from DuckDB
+# postings a process holds in memory (8 bytes each, 64 MB) — about 190k chunks of prose; above, per query from DuckDB
+POSTINGS_HELD = 8_000_000
 
 
 class HeldPostings:
-    "Every posting of an index as row positions of its `VectorMatrix`, grouped by term; follows the matrix through writes."
+    """Every posting of an index as row positions of its `VectorMatrix`, grouped by term; follows the matrix through
+    writes."""
 
     def __init__(self, con, vm: VectorMatrix):
         self.term: dict[str, int] = {}
@@ -34,7 +35,8 @@ class HeldPostings:
         self.n_added, self.gen, self.seen = 0, vm.gen, vm.n
 
     def _read(self, con, vm, from_id: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        "(term code in `self.term`, row, tf) of the live postings (of chunks from `from_id` on), streamed under a small DuckDB cap."
+        """(term code in `self.term`, row, tf) of the live postings (of chunks from `from_id` on), streamed under a
+        small DuckDB cap."""
         limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
         con.execute(
             f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'"
@@ -95,7 +97,8 @@ class HeldPostings:
 
 
 def held_postings(con, vm: VectorMatrix, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    "(term position in `terms`, row, tf) of the live postings of `terms`: from memory up to `POSTINGS_HELD` postings, else from DuckDB (call holding `vm.lock`)."
+    """(term position in `terms`, row, tf) of the live postings of `terms`: from memory up to `POSTINGS_HELD`
+    postings, else from DuckDB (call holding `vm.lock`)."""
     hp = getattr(vm, "_postings", None)
     if hp is None or (hp and not hp.follow(con, vm)):  # False: too many postings to hold, read per query
         hp = vm._postings = HeldPostings(con, vm) if _rows.postings_count(con) <= POSTINGS_HELD else False

@@ -1,4 +1,4 @@
-"""recall@10, MRR@10 and nDCG@10 on a BEIR-format folder, for vector-only, keyword-only and hybrid search, with a weight sweep (R-N3).
+"""recall@10, MRR@10 and nDCG@10 on a BEIR-format folder, for vector-only, keyword-only and hybrid search, with a weight sweep.
 
 Docs: https://example.invalid/minirag/eval.html.md"""
 
@@ -6,18 +6,18 @@ Docs: https://example.invalid/minirag/eval.html.md"""
 
 # %% ../nbs/12_eval.ipynb #1fbb612b
 from __future__ import annotations
-import hashlib, json, math, os, shutil, sys, time
+import hashlib, json, math, os, shutil
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
-from .config import MiniragError, load_config
+from .config import Config, MiniragError, load_config
 from .chunk import SCHEME_VERSION
 from .embed import Embedder, packaged_model_dir
-from .ingest import prepare_chunks
+from .ingest import Engine, Pipeline, TextItem
 from .titles import data_title
 from .tokens import TokenCounter
 from .store import Store
-from .tables import Tables, SourceRecord
+from .tables import Tables
 from minirag.search import (
     vector_search,
     keyword_search,
@@ -31,9 +31,9 @@ from minirag.search import (
 
 # %% auto #0
 __all__ = ['K', 'TOP_K', 'DEFAULT_SWEEP', 'BeirSet', 'load_beir', 'doc_ranking', 'metrics', 'default_eval_dir', 'index_key',
-           'build_index', 'open_eval_index', 'query_candidates', 'chunk_sources', 'per_query', 'score_run',
-           'tuning_half', 'query_language', 'language_table', 'parse_weights', 'evaluate', 'summary', 'sweep_table',
-           'eval_cli']
+           'CachedEmbed', 'build_index', 'open_eval_index', 'query_candidates', 'chunk_sources', 'per_query',
+           'score_run', 'tuning_half', 'query_language', 'language_table', 'parse_weights', 'evaluate', 'summary',
+           'sweep_table', 'eval_cli']
 
 # %% ../nbs/12_eval.ipynb #2f4e9e04
 @dataclass
@@ -163,65 +163,50 @@ def _vector_cache(folder, ds: BeirSet, model_id: str):
         return p, {}
 
 
+class CachedEmbed:
+    "An embed step that reuses vectors kept by text (sha1) and keeps the new ones."
+
+    def __init__(self, embedder, known: dict):
+        self.embedder, self.known, self.fresh = embedder, known, 0
+
+    def __call__(self, texts: list[str]) -> np.ndarray:
+        keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
+        todo = [i for i, k in enumerate(keys) if k not in self.known]
+        if todo:
+            for i, v in zip(todo, self.embedder.embed([texts[i] for i in todo])):
+                self.known[keys[i]] = v
+            self.fresh += len(todo)
+        return np.stack([self.known[k] for k in keys]).astype(np.float32)
+
+
 def build_index(
     ds: BeirSet,
     store: Store,
     embedder,
     counter,
     budget: int = 110,
-    batch: int = 256,
-    progress=None,
+    progress=None,  # progress(documents done, documents)
     vector_cache=None,  # folder where vectors are kept per (set, model) and reused by text
 ) -> int:
-    "Index every document of `ds` as data source `doc/<_id>`; returns the chunk count."
-    docs = []
-    for r in ds.corpus:
-        if not r["text"].strip():
-            continue
-        title = r["title"].strip() or data_title(None, r["text"])
-        category, rows = prepare_chunks(r["text"], title, counter, budget)
-        if rows:
-            docs.append((r, title, category, rows))
-    texts = [c["text"] for *_, rows in docs for c in rows]
+    "Index every document of `ds` as data source `doc/<_id>` through the ingest pipeline; returns the chunk count."
+    items = [
+        TextItem(
+            f"doc/{r['_id']}", "data", r["text"], r["title"].strip() or data_title(None, r["text"]), len(r["text"])
+        )
+        for r in ds.corpus
+        if r["text"].strip()
+    ]
     cpath, known = _vector_cache(vector_cache, ds, embedder.model_id)
-    keys = [hashlib.sha1(t.encode()).hexdigest() for t in texts]
-    order = sorted((i for i in range(len(texts)) if keys[i] not in known), key=lambda i: len(texts[i]))
-    vecs = np.zeros((len(texts), embedder.dim), np.float32)
-    for a in range(0, len(order), batch):
-        part = order[a : a + batch]
-        vecs[part] = embedder.embed([texts[i] for i in part])
-        if progress:
-            progress(min(a + batch, len(order)), len(order))
-    for i, k in enumerate(keys):
-        if k in known:
-            vecs[i] = known[k]
-    if cpath is not None and order:
-        known.update((keys[i], vecs[i]) for i in order)
+    embed = CachedEmbed(embedder, known)
+    cfg = Config(db_path=store.db_file.parent, model_name=str(embedder.model_id), chunk_token_budget=budget)
+    eng = Engine(cfg, embedder=embedder, store=store, counter=counter)
+    run = Pipeline(eng, (lambda done, total, _: progress(done, total)) if progress else None, embed=embed).run(items)
+    if cpath is not None and embed.fresh:
         cpath.parent.mkdir(parents=True, exist_ok=True)
         tmp = cpath.with_suffix(".part.npz")
         np.savez(tmp, h=np.array(list(known)), v=np.stack(list(known.values())))
         os.replace(tmp, cpath)
-    pos = 0
-    items = []
-    for r, title, category, rows in docs:
-        rec = SourceRecord(
-            f"doc/{r['_id']}",
-            "data",
-            "",
-            title or "",
-            category,
-            hashlib.sha256(r["text"].encode()).hexdigest(),
-            len(r["text"]),
-            0.0,
-            "",
-            SCHEME_VERSION,
-        )
-        items.append((rec, rows, vecs[pos : pos + len(rows)]))
-        pos += len(rows)
-    with store.session():
-        for a in range(0, len(items), 500):
-            Tables(store).write_batch(items[a : a + 500], embedder.model_id)
-    return len(texts)
+    return sum(i.chunk_count for i in run.ingested)
 
 
 def open_eval_index(ds: BeirSet, embedder, db_dir=None, budget: int = 110, progress=None) -> Store:
@@ -303,7 +288,8 @@ def score_run(ds: BeirSet, cands: dict, src: dict, weight: float, fusion: str, t
 
 
 def tuning_half(query_id: str) -> bool:
-    "The fixed split every constant is chosen on: True for the tuning half (by a hash of the query id), False for held-out."
+    """The fixed split every constant is chosen on: True for the tuning half (by a hash of the query id), False for
+    held-out."""
     return int(hashlib.sha1(str(query_id).encode()).hexdigest()[:8], 16) % 2 == 0
 
 
@@ -445,14 +431,15 @@ def eval_cli(args, out, err, emit) -> int:
     print(sweep_table(df).to_string(), file=out)
     for lang, r in s.get("languages", {}).items():
         print(
-            f"language {lang} ({r['queries']} queries) nDCG@10: vector {r['vector']:.4f}  keyword {r['keyword']:.4f}  hybrid {r['hybrid']:.4f}",
+            f"language {lang} ({r['queries']} queries) nDCG@10: vector {r['vector']:.4f}  "
+            f"keyword {r['keyword']:.4f}  hybrid {r['hybrid']:.4f}",
             file=out,
         )
     if "heldOut" in s:
         h = s["heldOut"]
         print(
-            f"held-out half (constants were chosen on the other half) nDCG@10: vector {h['vector']:.4f}  keyword {h['keyword']:.4f}  "
-            f"hybrid {h['hybrid']:.4f}",
+            f"held-out half (constants were chosen on the other half) nDCG@10: vector {h['vector']:.4f}  "
+            f"keyword {h['keyword']:.4f}  hybrid {h['hybrid']:.4f}",
             file=out,
         )
     print(f"\nhybrid nDCG@10 ≥ max(vector, keyword): {'yes' if s['hybridAtLeastBest'] else 'NO'}", file=out)

@@ -31,18 +31,21 @@ def extension_path(name: str) -> Path:
     return p
 
 
-# extensions come only from the installed wheels (extension_path), never from SQL: checking their signature cost ~130 ms per open
+# extensions come only from the installed wheels (extension_path), never from SQL: checking their signature cost ~130
+# ms per open
 _OFFLINE = {
     "autoinstall_known_extensions": False,
     "autoload_known_extensions": False,
     "allow_unsigned_extensions": True,
 }
 
-# DuckDB picked ALPRD for the vectors: at 100k chunks 229 MB where plain floats take 147, and the first scan of a process
-# (a one-shot query) 0.42 s where plain floats take 0.30 (warm 0.12 vs 0.05 s); ALP, its sibling, takes some vectors' segments
+# DuckDB picked ALPRD for the vectors: at 100k chunks 229 MB where plain floats take 147, and the first scan of a
+# process (a one-shot query) 0.42 s where plain floats take 0.30 (warm 0.12 vs 0.05 s); ALP, its sibling, takes some
+# vectors' segments
 NO_COMPRESSION = "alp,alprd"
 SYNC_DUCKDB_MEMORY = "128MB"  # while a sync or an ingest writes (`Store.memory_capped`): DuckDB kept ~240 MB of blocks
-# it had written; peak RSS of a sync of the 419-file real corpus 1,240 → 915 MB, as fast; writes and lookup builds at 1M chunks run under 64 MB
+# it had written; peak RSS of a sync of the 419-file real corpus 1,240 → 915 MB, as fast; writes and lookup builds at
+# 1M chunks run under 64 MB
 DUCKDB_MEMORY = (
     "512MB"  # DuckDB's own default is 80 % of RAM: a sync's peak grew with the corpus (0.5 GB more by 100k chunks)
 )
@@ -51,17 +54,20 @@ _caps: dict[int, str] = {}  # id(connection) -> its own cap while a `Store.memor
 
 
 def limit_memory(limit: str | None):
-    "Cap DuckDB's memory (its cache of table blocks included) in every connection this process opens from now on; None = DUCKDB_MEMORY."
+    """Cap DuckDB's memory (its cache of table blocks included) in every connection this process opens from now on;
+    None = DUCKDB_MEMORY."""
     _memory["limit"] = limit
 
 
 def memory_limit() -> str:
-    "The cap `connect` applies: MINIRAG_DUCKDB_MEMORY if set, else what `limit_memory` chose (a process holding a large matrix), else DUCKDB_MEMORY."
+    """The cap `connect` applies: MINIRAG_DUCKDB_MEMORY if set, else what `limit_memory` chose (a process holding a
+    large matrix), else DUCKDB_MEMORY."""
     return os.environ.get("MINIRAG_DUCKDB_MEMORY") or _memory["limit"] or DUCKDB_MEMORY
 
 
 def fetch_roomy(con, sql: str, params=(), arrow: bool = False):
-    "Run a read and fetch its rows (or an Arrow table); if the capped memory is too small for it, run it once more under DUCKDB_MEMORY."
+    """Run a read and fetch its rows (or an Arrow table); if the capped memory is too small for it, run it once more
+    under DUCKDB_MEMORY."""
 
     def run():
         r = con.execute(sql, list(params))
@@ -170,7 +176,8 @@ def has_source_key(con) -> bool:
 
 
 def migrate(con) -> int:
-    "Drop duplicate sources (and their duplicate chunks) of an index made before format 2, then add the key; returns rows dropped."
+    """Drop duplicate sources (and their duplicate chunks) of an index made before format 2, then add the key;
+    returns rows dropped."""
     if has_source_key(con):
         return 0
     con.execute("BEGIN TRANSACTION")
@@ -183,8 +190,10 @@ def migrate(con) -> int:
             # of each duplicated source: the newest copy of each chunk index, none past the kept entry's count
             con.execute(
                 """CREATE TEMP TABLE _gone AS SELECT c.id FROM chunks c
-                JOIN (SELECT source, chunk_count FROM sources QUALIFY row_number() OVER (PARTITION BY source ORDER BY ingested_at DESC, rowid DESC) = 1) s
-                USING (source) WHERE c.source IN (SELECT unnest(?::VARCHAR[])) AND (c.chunk_index >= s.chunk_count OR c.id <
+                JOIN (SELECT source, chunk_count FROM sources
+                      QUALIFY row_number() OVER (PARTITION BY source ORDER BY ingested_at DESC, rowid DESC) = 1) s
+                USING (source) WHERE c.source IN (SELECT unnest(?::VARCHAR[]))
+                  AND (c.chunk_index >= s.chunk_count OR c.id <
                   (SELECT max(id) FROM chunks c2 WHERE c2.source = c.source AND c2.chunk_index = c.chunk_index))""",
                 [dups],
             )
@@ -216,7 +225,8 @@ _PID = re.compile(r"PID (\d+)")
 
 
 class IndexUnavailableError(MiniragError):
-    "The index cannot be opened or written at all (unopenable file, disk full): a sync stops instead of failing every file."
+    """The index cannot be opened or written at all (unopenable file, disk full): a sync stops instead of failing
+    every file."""
 
 
 def _fcntl():
@@ -333,7 +343,10 @@ class Store:
             self.db_file.parent.mkdir(parents=True, exist_ok=True)
         except OSError as e:
             raise IndexUnavailableError(
-                f"cannot create the index directory {self.db_file.parent} ({e.strerror}); set DB_PATH to a writable folder"
+                (
+                    f"cannot create the index directory {self.db_file.parent} ({e.strerror}); set DB_PATH to a "
+                    "writable folder"
+                )
             )
         deadline, delay, err, waiting = time.monotonic() + self.lock_wait, 0.01, None, None
         wal = self.db_file.with_name(self.db_file.name + ".wal")
@@ -419,7 +432,8 @@ class Store:
                         self._watch()
 
     def _watch(self):
-        "Close the idle file after `idle_close` s, or within `WAITER_POLL` s of another process starting to wait (called holding the lock)."
+        """Close the idle file after `idle_close` s, or within `WAITER_POLL` s of another process starting to wait
+        (called holding the lock)."""
         if self._watching:
             return
         self._watching = True
@@ -445,7 +459,8 @@ class Store:
 
     @contextmanager
     def kept_open(self, seconds: float = 30.0):
-        "Inside: keep the idle file open up to `seconds` between operations (unless another process waits), then back to `idle_close`."
+        """Inside: keep the idle file open up to `seconds` between operations (unless another process waits), then
+        back to `idle_close`."""
         with self._lock:
             old, self.idle_close = self.idle_close, max(self.idle_close, seconds)
         try:
@@ -458,7 +473,8 @@ class Store:
 
     @contextmanager
     def memory_capped(self, limit: str):
-        "Inside: DuckDB capped at `limit` in this store's connection, unless MINIRAG_DUCKDB_MEMORY or a process cap (`limit_memory`) is set."
+        """Inside: DuckDB capped at `limit` in this store's connection, unless MINIRAG_DUCKDB_MEMORY or a process
+        cap (`limit_memory`) is set."""
         if memory_limit() != DUCKDB_MEMORY:
             yield self
             return
@@ -478,7 +494,8 @@ class Store:
 
     @contextmanager
     def transaction(self):
-        "A session inside BEGIN … COMMIT (rolled back on error; a full disk or an unwritable folder is `IndexUnavailableError`)."
+        """A session inside BEGIN … COMMIT (rolled back on error; a full disk or an unwritable folder is
+        `IndexUnavailableError`)."""
         with self.session() as con:
             con.execute("BEGIN TRANSACTION")
             try:

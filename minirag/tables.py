@@ -312,7 +312,8 @@ def _cluster_postings(store: Store, min_tail: float = 0.25, force: bool = False)
 
 @patch
 def maintain(self: Tables, force: bool = False) -> bool:  # force: re-cluster whatever the tail
-    "After a write that changed anything: re-cluster the postings when needed, then CHECKPOINT; True if it re-clustered."
+    """After a write that changed anything: re-cluster the postings when needed, then CHECKPOINT; True if it
+    re-clustered."""
     with self.store.session() as con:
         clustered = _cluster_postings(self.store, force=force)
         con.execute("CHECKPOINT")

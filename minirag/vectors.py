@@ -11,7 +11,7 @@ from datetime import datetime
 from pathlib import Path
 import numpy as np
 from .security import scope_condition
-from .store import limit_memory, memory_limit
+from .store import limit_memory
 from .tables import Tables
 
 _rows = Tables()  # the in-memory side always reads through its caller's open connection
@@ -24,9 +24,13 @@ __all__ = ['COMPACT_ABOVE', 'CANDIDATES', 'CANDIDATE_SHARE', 'COMPACT_DUCKDB_MEM
 # %% ../nbs/06a_vectors.ipynb #46eb0cbd
 COMPACT_ABOVE = 200_000  # chunks; above this a process keeps int8 + sign bits in memory, float32 rows in a temp file
 CANDIDATES = 2_000  # rows the sign-bit stage passes to int8 scoring (unscoped queries on a compact matrix)
-CANDIDATE_SHARE = 50  # … and at least this share of the rows: recall@10 at 1M chunks 0.9525 with 1/200, 0.988–0.995 with 1/100, 0.9975 with 1/50
-_BATCH = 4_096  # rows per streamed batch: bounds the float32 held while loading (6 MB; 16k rows raised the peak by 50 MB at 1M chunks)
-COMPACT_DUCKDB_MEMORY = "64MB"  # DuckDB's cap in a process holding a compact matrix: 64 MB answered as fast as 128 MB at 1M chunks, 60 MB less resident
+# … and at least this share of the rows: recall@10 at 1M chunks 0.9525 with 1/200, 0.988–0.995 with 1/100, 0.9975
+# with 1/50
+CANDIDATE_SHARE = 50
+# rows per streamed batch: bounds the float32 held while loading (6 MB; 16k rows raised the peak by 50 MB at 1M chunks)
+_BATCH = 4_096
+# DuckDB's cap in a process holding a compact matrix: 64 MB answered as fast as 128 MB at 1M chunks, 60 MB less resident
+COMPACT_DUCKDB_MEMORY = "64MB"
 
 
 def _grow(a: np.ndarray, need: int) -> np.ndarray:
@@ -141,7 +145,8 @@ class VectorMatrix:
         return b.view(np.uint64)
 
     def load(self, con, sources: list[str] | None = None, stamps=None):
-        "Append the chunks of every source (or of `sources`), streamed in batches (never the whole float32 table at once)."
+        """Append the chunks of every source (or of `sources`), streamed in batches (never the whole float32 table
+        at once)."""
         stamps = stamps if stamps is not None else _rows.stamps(con)
         limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
         con.execute(
@@ -162,7 +167,8 @@ class VectorMatrix:
             con.execute(f"SET memory_limit = '{limit}'")
 
     def refresh(self, con, gen: str) -> bool:
-        "Follow the index to generation `gen` by reloading only the sources written since; False if a full reload is due."
+        """Follow the index to generation `gen` by reloading only the sources written since; False if a full reload
+        is due."""
         stamps = _rows.stamps(con)
         changed = [s for s, (c, st) in self.stamps.items() if stamps.get(s) != st]  # rewritten, renamed or deleted
         if len(changed) > max(1000, len(self.stamps) // 5):
@@ -242,7 +248,8 @@ class VectorMatrix:
 
     # ---- search
     def _exact(self, pos: np.ndarray, q: np.ndarray) -> np.ndarray:
-        "Exact similarities of rows `pos`, read back from the temporary file (pread: a memory map would keep every page it touched resident)."
+        """Exact similarities of rows `pos`, read back from the temporary file (pread: a memory map would keep every
+        page it touched resident)."""
         fd, row = self._disk.fileno(), self.dim * 4
         buf = b"".join(os.pread(fd, row, int(p) * row) for p in pos)
         return np.einsum("ij,j->i", np.frombuffer(buf, np.float32).reshape(len(pos), self.dim), q)
@@ -389,19 +396,22 @@ def held(db_key: str) -> bool:
 
 
 def holds_vectors() -> bool:
-    "Whether this process keeps a matrix from its first query: yes unless MINIRAG_HOLD_VECTORS=0 (the CLI: mostly one question per process)."
+    """Whether this process keeps a matrix from its first query: yes unless MINIRAG_HOLD_VECTORS=0 (the CLI: mostly
+    one question per process)."""
     return os.environ.get("MINIRAG_HOLD_VECTORS", "1") != "0"
 
 
 def sql_nearest(
     con, q: np.ndarray, k: int, bases: list[str] | None = None, doc_context: float = 0.0, raw: dict | None = None
 ) -> list[tuple[int, float]]:
-    "Exact top-`k` by DuckDB's `array_cosine_distance`: one scan, no matrix (0.1 s at 100k chunks against 0.65 s to load them)."
+    """Exact top-`k` by DuckDB's `array_cosine_distance`: one scan, no matrix (0.1 s at 100k chunks against 0.65 s
+    to load them)."""
     cond, ps = scope_condition(bases)
     q = np.asarray(q, np.float32)
     d = f"SELECT id, source, chunk_index, array_cosine_distance(emb, ?::FLOAT[{len(q)}]) AS d FROM chunks WHERE {cond}"
     c = float(doc_context)
-    # MATERIALIZED: read twice (hits, and each source's opening), an inlined CTE scanned the vectors twice (0.57 → 0.43 s cold, 0.24 → 0.13 s warm at 100k)
+    # MATERIALIZED: read twice (hits, and each source's opening), an inlined CTE scanned the vectors twice (0.57 →
+    # 0.43 s cold, 0.24 → 0.13 s warm at 100k)
     if c:
         sql = (
             f"WITH d AS MATERIALIZED ({d}), h AS (SELECT source, arg_min(d, chunk_index) AS hd FROM d GROUP BY source) "
@@ -432,7 +442,8 @@ def nearest(
     raw: dict | None = None,
     gen: str | None = None,
 ) -> list[tuple[int, float]]:
-    "Top-`k` (chunk id, distance) from this process's matrix, or from DuckDB when the process holds none and does not keep one (`holds_vectors`)."
+    """Top-`k` (chunk id, distance) from this process's matrix, or from DuckDB when the process holds none and does
+    not keep one (`holds_vectors`)."""
     if (
         db_key not in _cache and not holds_vectors() and db_key not in _asked
     ):  # a second question (eval) loads the matrix
@@ -469,7 +480,8 @@ def _data_start(header: bytes) -> int:
 
 
 def save_snapshot(vm: VectorMatrix, path: Path) -> bool:
-    "Write a float32 matrix to `path` (a temporary file renamed over it: a reader sees the old file or the new one); False if refused."
+    """Write a float32 matrix to `path` (a temporary file renamed over it: a reader sees the old file or the new
+    one); False if refused."""
     if vm.compact:
         return False
     arrays = {name: np.ascontiguousarray(getattr(vm, name)[: vm.n]) for name in _SNAP_ARRAYS}
@@ -524,7 +536,8 @@ def _read_exactly(f, a: np.ndarray, offset: int) -> bool:
 
 
 def load_snapshot(path: Path, dim: int) -> VectorMatrix | None:
-    "The matrix saved at `path`, its vectors mapped read-only; None if it is missing, of another dimension, or not whole."
+    """The matrix saved at `path`, its vectors mapped read-only; None if it is missing, of another dimension, or not
+    whole."""
     try:
         with open(path, "rb", buffering=0) as f:
             size = os.fstat(f.fileno()).st_size
@@ -583,7 +596,8 @@ def load_snapshot(path: Path, dim: int) -> VectorMatrix | None:
 
 
 def one_shot_vectors(con, db_key: str, gen: str | None = None) -> VectorMatrix | None:
-    "Vectors for a process that holds none: the snapshot brought up to date, else a full load saved for the next process; None (scan instead) above COMPACT_ABOVE chunks or with no snapshot and no writable folder."
+    """Vectors for a process that holds none: the snapshot brought up to date, else a full load saved for the next
+    process; None (scan instead) above COMPACT_ABOVE chunks or with no snapshot and no writable folder."""
     path = snapshot_path(db_key)
     if path is None:
         return None
@@ -609,7 +623,8 @@ def one_shot_vectors(con, db_key: str, gen: str | None = None) -> VectorMatrix |
 
 
 def prefetch(con, db_key: str, gen: str | None = None):
-    "Get a one-shot process's vectors ready before its query vector is (they do not depend on it): the CLI reads the snapshot while the model finishes loading."
+    """Get a one-shot process's vectors ready before its query vector is (they do not depend on it): the CLI reads
+    the snapshot while the model finishes loading."""
     if db_key in _cache or holds_vectors() or db_key in _asked or not _rows.has_chunks(con):
         return
     _asked.add(db_key)

@@ -4,7 +4,8 @@ from pathlib import Path
 import pytest
 from conftest import write
 from minirag.api import Index
-from minirag.sync import PAUSE_STAGES, COUNT_KEYS
+from minirag.pauses import PAUSE_STAGES
+from minirag.sync import COUNT_KEYS
 
 OLD = {f"old{i}.md": f"# Old {i}\n\nOld note {i} about the copper mine and its shafts.\n" for i in range(5)}
 

@@ -9,11 +9,51 @@ from minirag.config import MiniragError
 from minirag.chunk import SCHEME_VERSION
 from minirag.tables import Tables, SourceRecord
 import minirag.sync as msync
-from minirag.sync import SyncBusyError, sync_cli, COUNT_KEYS
+import minirag.ingest as mingest
+from minirag.sync import SyncBusyError, COUNT_KEYS
 
 def counts(r): return {k: r[k] for k in COUNT_KEYS}
 def C(**kw): return {k: kw.get(k, 0) for k in COUNT_KEYS}
 def sources(ix): return {Path(r["source"]).relative_to(ix.cfg.roots[0]).as_posix(): r for r in ix.engine.tables.sources()}
+
+DENY_LISTING = """import os
+_deny = os.environ.get("MINIRAG_TEST_DENY_LISTING")
+if _deny:
+    _real = os.scandir
+    def _scandir(p="."):
+        if os.fspath(p) == _deny: raise PermissionError(13, "Permission denied", os.fspath(p))
+        return _real(p)
+    os.scandir = _scandir
+"""
+
+def cli_sync(ix, *args, tty: bool = False, deny: Path | None = None):
+    """The installed `minirag-mcp sync` on the index `ix` is configured for, in a subprocess: (exit code, stdout, stderr).
+    `deny`: a folder the subprocess cannot list (as `_deny_listing` does in this process, through a sitecustomize)."""
+    env = {**os.environ, "BASE_DIR": os.pathsep.join(map(str, ix.cfg.roots)), "DB_PATH": str(ix.cfg.db_path),
+           "MODEL_NAME": ix.cfg.model_name, "CACHE_DIR": str(ix.cfg.cache_dir)}
+    if deny is not None:
+        hook = ix.cfg.roots[0].parent/"deny-listing"; hook.mkdir(exist_ok=True)
+        (hook/"sitecustomize.py").write_text(DENY_LISTING)
+        env.update(MINIRAG_TEST_DENY_LISTING=str(deny), PYTHONPATH=os.pathsep.join([str(hook), env.get("PYTHONPATH", "")]))
+    ix.close()   # the other process opens the index file
+    cmd = [shutil.which("minirag-mcp") or "minirag-mcp", "sync", *args]
+    if not tty:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
+        return p.returncode, p.stdout, p.stderr
+    import fcntl, pty, struct, termios
+    master, slave = pty.openpty()   # stderr a terminal: the progress bar shows
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 24, 120, 0, 0))   # a new pty has 0 columns
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=slave, env=env)
+    os.close(slave)
+    err = b""
+    while True:
+        try: chunk = os.read(master, 4096)
+        except OSError: break        # the child closed the terminal
+        if not chunk: break
+        err += chunk
+    out = p.stdout.read().decode()
+    p.wait(timeout=300); os.close(master)
+    return p.returncode, out, err.decode(errors="replace")
 
 TEXTS = {"alpha.md": "# Alpha\n\nThe alpha document talks about routers and switches.\n",
          "bravo.md": "# Bravo\n\nBravo covers sourdough bread and long fermentation.\n",
@@ -81,7 +121,7 @@ def test_move_is_repathed_without_reading(synced, root, monkeypatch):
     "R-Y3: same name, same bytes, other folder → rename_source; no conversion, no embedding."
     calls = synced.engine.embedder.calls
     def boom(*a, **k): raise AssertionError("a moved file must not be converted")
-    monkeypatch.setattr(msync, "convert_file", boom)
+    monkeypatch.setattr(mingest, "convert_file", boom)
     (root/"archive").mkdir(); os.rename(root/"bravo.md", root/"archive/bravo.md")
     assert counts(synced.sync()) == C(moved=1, skipped=2)
     assert synced.engine.embedder.calls == calls
@@ -116,9 +156,9 @@ def test_unlistable_folder_keeps_its_entries(synced, root, monkeypatch):
     assert counts(r) == C(deleted=1, skipped=1, failed=1)
     assert r["warnings"] == [f"{root/'sub'}: folder cannot be listed (Permission denied); kept 1 indexed file(s) under it: {root/'sub/charlie.md'}"]
     assert "sub/charlie.md" in sources(synced)
-    out, err = io.StringIO(), io.StringIO()
-    assert sync_cli(synced, None, out, err, None) == 1 and "warn: " in err.getvalue() and "charlie.md" in err.getvalue()
-    assert "warn: " not in out.getvalue()                 # counts on stdout, warn: lines on stderr
+    code, out, err = cli_sync(synced, deny=root/"sub")
+    assert code == 1 and "warn: " in err and "charlie.md" in err
+    assert "warn: " not in out and out.startswith("ingested 0")   # counts on stdout, warn: lines on stderr
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads through chmod 000; covered by the scandir test above")
 def test_unlistable_folder_chmod(synced, root):
@@ -163,10 +203,10 @@ def test_bad_files_are_named_and_the_rest_ingests(index, root):
     assert set(sources(index)) == {"good.md", "latin1.txt"}
     # invalid UTF-8 is decoded (charset detection), not refused: the words stay searchable
     assert index.query("spoon", top_k=1)["results"][0]["source"] == str(root/"latin1.txt")
-    out, err = io.StringIO(), io.StringIO()
-    assert sync_cli(index, None, out, err, None) == 1   # the failed files are not parsed again, still counted and named
-    assert out.getvalue().splitlines() == ["ingested 0  skipped 2  moved 0  deleted 0  failed 4  unreadable 0"]
-    assert len([l for l in err.getvalue().splitlines() if l.startswith("warn: ") and "not read again" in l]) == 4
+    code, out, err = cli_sync(index)
+    assert code == 1   # the failed files are not parsed again, still counted and named
+    assert out.splitlines() == ["ingested 0  skipped 2  moved 0  deleted 0  failed 4  unreadable 0"]
+    assert len([l for l in err.splitlines() if l.startswith("warn: ") and "not read again" in l]) == 4
 
 def test_failed_reingest_keeps_the_previous_version(synced, root):
     (root/"alpha.md").write_bytes(b"\x00\x01binary now")
@@ -244,17 +284,13 @@ def test_failed_job_reports_the_error(index, root, monkeypatch):
 
 # ---- CLI ---------------------------------------------------------------------------------------------------
 
-class _TTY(io.StringIO):
-    def isatty(self): return True
-
 def test_progress_bar_only_on_a_terminal(synced, root):
     write(root, "more.md", "# More\n\nAnother document.\n")
-    err = _TTY()
-    assert sync_cli(synced, None, io.StringIO(), err, None) == 0
-    assert "[" in err.getvalue() and "1/1" in err.getvalue()
-    err, out = _TTY(), io.StringIO()
-    assert sync_cli(synced, None, out, err, lambda r: print(json.dumps(r), file=out)) == 0
-    assert err.getvalue() == "" and json.loads(out.getvalue())["skipped"] == 4
+    code, out, err = cli_sync(synced, tty=True)
+    assert code == 0 and out.startswith("ingested 1")
+    assert "[" in err and "1/1" in err
+    code, out, err = cli_sync(synced, "--json")
+    assert code == 0 and err == "" and json.loads(out)["skipped"] == 4   # not a terminal: no bar; stdout pure JSON
 
 def cli(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "minirag.cli", *args], capture_output=True, text=True, timeout=300, cwd=cwd)
@@ -281,7 +317,7 @@ def test_a_sync_opens_the_index_once_not_once_per_batch(index, root, monkeypatch
     "Closing DuckDB checkpoints, and a checkpoint rewrites the chunks table's last row group (2 s at 100k chunks): batches share one open."
     from minirag.store import Store
     for i in range(24): write(root, f"n/note{i:02d}.md", f"# Note {i}\n\nThe lighthouse keeper logged storm number {i} at dawn.\n")
-    monkeypatch.setattr(msync, "EMBED_BATCH_FILES", 4)   # six batches, six writes
+    monkeypatch.setattr(mingest, "EMBED_BATCH_FILES", 4)   # six batches, six writes
     opens, writes = [], []
     real_open, real_write = Store._open, Tables.write_batch
     monkeypatch.setattr(Store, "_open", lambda self: (opens.append(1), real_open(self))[1])
