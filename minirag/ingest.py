@@ -11,6 +11,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, fields, is_dataclass
 from pathlib import Path
 import numpy as np
+from fastcore.basics import patch
 from . import __version__
 from .config import Config, MiniragError, IndexBusyError
 from .convert import convert_file, markitdown
@@ -28,8 +29,8 @@ from . import ocr as _ocr
 __all__ = ['MAX_TITLE_CHARS', 'FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS', 'EMBED_BATCH_FILES',
            'LOOKUP_REBUILD_FILES', 'Engine', 'prepare_chunks', 'FileItem', 'TextItem', 'Prepared', 'Ingested',
            'IngestReport', 'camel', 'file_hash', 'prepare', 'check_source_id', 'content_to_markdown', 'FatalError',
-           'short_error', 'failure_context', 'model_ready', 'Pipeline', 'write', 'ingest_file', 'ingest_data',
-           'ingest_url', 'ingest_items']
+           'short_error', 'failure_context', 'model_ready', 'Pipeline', 'ingest_file', 'ingest_data', 'ingest_url',
+           'ingest_items']
 
 # %% ../nbs/07_ingest.ipynb #61c92c95
 class Engine:
@@ -361,6 +362,7 @@ class Pipeline:
         return self
 
 # %% ../nbs/07_ingest.ipynb #5e37b814
+@patch
 def _feed(self: Pipeline, items: list):
     "Prepare items in this thread while the previous batch is embedded and written."
     self._writer = ThreadPoolExecutor(1, thread_name_prefix="minirag-write")
@@ -388,6 +390,7 @@ def _feed(self: Pipeline, items: list):
         self._writer.shutdown(wait=True, cancel_futures=True)
 
 
+@patch
 def _prepare(self: Pipeline, item) -> Prepared | None:
     "The prepared item, or None after noting why it failed."
     facts = {}
@@ -406,16 +409,15 @@ def _prepare(self: Pipeline, item) -> Prepared | None:
     return p
 
 
+@patch
 def _hand_over(self: Pipeline, batch: list[Prepared]):
     "Wait for the batch being embedded, then start embedding `batch`."
     if self._embedding is not None:
         self._embedding.result()  # its errors (a full disk, a busy index) surface here
     self._embedding = self._embedder.submit(self._embed, batch) if batch else None
 
-
-Pipeline._feed, Pipeline._prepare, Pipeline._hand_over = _feed, _prepare, _hand_over
-
 # %% ../nbs/07_ingest.ipynb #8df14e3e
+@patch
 def _wait_write(self: Pipeline):
     "Wait for the write in flight, if any (its errors surface in the embedding thread, then in the caller's)."
     f, self._writing = self._writing, None
@@ -423,6 +425,7 @@ def _wait_write(self: Pipeline):
         f.result()
 
 
+@patch
 def _embed(self: Pipeline, batch: list[Prepared]):
     "Embed one batch across its items, then queue its write (one write in flight)."
     if self._batches:
@@ -443,11 +446,13 @@ def _embed(self: Pipeline, batch: list[Prepared]):
     self._batches += 1
 
 
+@patch
 def _write_items(self: Pipeline, items: list[tuple[Prepared, np.ndarray]]):
     counts = self.eng.tables.write_batch([(p.record, p.rows, v) for p, v in items], self._model)
     self.ingested += [_ingested(p, n) for (p, _), n in zip(items, counts)]
 
 
+@patch
 def write(self: Pipeline, items: list[tuple[Prepared, np.ndarray]]):
     "Write one embedded batch in one transaction; if it fails, file by file to find the one at fault."
     with self.eng.store.session():
@@ -469,9 +474,6 @@ def write(self: Pipeline, items: list[tuple[Prepared, np.ndarray]]):
                     raise
                 except MiniragError as e:
                     self.warnings.append(str(e))
-
-
-Pipeline._wait_write, Pipeline._embed, Pipeline._write_items, Pipeline.write = _wait_write, _embed, _write_items, write
 
 # %% ../nbs/07_ingest.ipynb #9964dc4a
 def ingest_file(eng: Engine, path, must_be_absolute: bool = False, known_hash: str | None = None) -> Ingested:

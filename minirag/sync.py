@@ -323,14 +323,14 @@ def sync(
         if run.ingested or plan.moves or plan.delete:
             _maintain(eng)
     failures = plan.failures + remembered + run.warnings
-    warnings = ([lock.warning] if lock.warning else []) + failures + run.notes
-    n = dict(moved=len(plan.moves), deleted=len(plan.delete), unreadable=len(plan.unreadable))
     return SyncReport(
-        len(run.ingested),
-        plan.skipped,
+        ingested=len(run.ingested),
+        skipped=plan.skipped,
+        moved=len(plan.moves),
+        deleted=len(plan.delete),
         failed=len(failures),
-        warnings=warnings,
-        **n,
+        unreadable=len(plan.unreadable),
+        warnings=([lock.warning] if lock.warning else []) + failures + run.notes,
         scope=str(scope) if scope else None,
         seconds=round(time.monotonic() - t0, 3),
     )

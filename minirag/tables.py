@@ -357,6 +357,8 @@ def counts(self: Tables, con=None, scheme: int = SCHEME_VERSION) -> dict:  # sch
 @patch
 def sources(self: Tables, names: list[str] | None = None, scope=None, kind: str | None = None, con=None) -> list[dict]:
     "Source records as dicts, by source id."
+    if names is not None and not names:
+        return []
     conds, ps = [], []
     if names is not None:
         conds.append("source = ?" if len(names) == 1 else "source IN (SELECT unnest(?::VARCHAR[]))")
