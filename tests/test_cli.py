@@ -4,6 +4,7 @@ from importlib.metadata import version
 from pathlib import Path
 import pytest
 from conftest import write
+from minirag.wire import to_wire   # the typed results as the MCP tools return them
 
 # the console script pip installed next to this interpreter (what `minirag-mcp` on PATH runs)
 CLI = str(Path(sys.executable).parent/"minirag-mcp")
@@ -139,6 +140,17 @@ def test_help_shows_examples_and_environment(cmd, tmp_path):
     assert "\nexamples:\n  minirag-mcp " + (cmd or "") in r.stdout, r.stdout
     assert all(f"\n  {v} " in r.stdout for v in ENV_VARS), [v for v in ENV_VARS if f"\n  {v} " not in r.stdout]
 
+def test_top_k_above_the_maximum_is_clamped_not_refused(corpus):
+    "As the MCP tool does: a topK above 100 is clamped to 100; only 0 or a negative value is refused."
+    root, env = corpus
+    r = cli("query", "zebra", "--top-k", "100000000", "--json", cwd=root, env=env)
+    assert r.returncode == 0, r.stderr
+    q = json.loads(r.stdout)
+    assert q["results"] and len(q["results"]) <= 100
+    for bad in ("0", "-3"):
+        r = cli("query", "zebra", "--top-k", bad, cwd=root, env=env)
+        assert r.returncode == 2 and "argument --top-k:" in r.stderr and "at least 1" in r.stderr, r.stderr
+
 @pytest.mark.parametrize("argv,option", [
     (["query", "x", "--top-k", "abc"], "--top-k"), (["query", "x", "--top-k", "0"], "--top-k"), (["query", "x", "--weight", "2"], "--weight"),
     (["query", "x", "--weight", "nan"], "--weight"), (["read-neighbors", "--chunk-index", "x"], "--chunk-index"),
@@ -183,7 +195,7 @@ def test_json_is_the_library_result(corpus):
     got = {c: json.loads(cli(*a, "--json", cwd=root, env=env).stdout) for c, a in
            [("status", ["status"]), ("query", ["query", "zebra stripes", "--top-k", "3"]), ("list", ["list"])]}
     ix = Index.open(env=env)
-    try: want = dict(status=ix.status(), query=ix.query("zebra stripes", 3), list=ix.list_files())
+    try: want = dict(status=to_wire(ix.status()), query=to_wire(ix.query("zebra stripes", 3)), list=to_wire(ix.list_files()))
     finally: ix.close()
     want = json.loads(json.dumps(want, default=str))
     assert set(got["status"]) == set(want["status"])

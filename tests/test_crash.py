@@ -6,6 +6,7 @@ from conftest import write
 from minirag.api import Index
 from minirag.pauses import PAUSE_STAGES
 from minirag.sync import COUNT_KEYS
+from minirag.wire import to_wire   # the typed results as the MCP tools return them
 
 OLD = {f"old{i}.md": f"# Old {i}\n\nOld note {i} about the copper mine and its shafts.\n" for i in range(5)}
 
@@ -57,8 +58,8 @@ def test_kill_during_sync_then_heal(stage, tmp_path, model_dir, shared_embedder)
     ix = open_ix()
     rows = consistent(ix)
     for n in OLD: assert str(root/n) in rows, f"{n} was complete before the kill and must survive it"
-    assert "copper mine" in ix.read(root/"old0.md")["text"]            # the old or the new version, never a gap
-    assert ix.query("copper mine shafts", top_k=3)["results"]
+    assert "copper mine" in to_wire(ix.read(root/"old0.md"))["text"]            # the old or the new version, never a gap
+    assert to_wire(ix.query("copper mine shafts", top_k=3))["results"]
     written = len(rows) - 5
     if stage == "scanned": assert written == 0
     if stage in ("write", "txn"): assert 0 <= written < k
@@ -68,6 +69,6 @@ def test_kill_during_sync_then_heal(stage, tmp_path, model_dir, shared_embedder)
     assert r["failed"] == 0 and r["deleted"] == 0 and r["moved"] == 0, r
     assert r["ingested"] + r["skipped"] == k + 5 and r["ingested"] >= k - written, r
     assert len(consistent(ix)) == k + 5
-    assert "closed" in ix.read(root/"old0.md")["text"]
+    assert "closed" in to_wire(ix.read(root/"old0.md"))["text"]
     assert {k: ix.sync()[k] for k in COUNT_KEYS} == dict(ingested=0, skipped=k + 5, moved=0, deleted=0, failed=0, unreadable=0)
     ix.close()

@@ -6,6 +6,7 @@ import pytest
 from conftest import write
 from minirag.api import Index
 from minirag.config import MiniragError
+from minirag.wire import to_wire   # the typed results as the MCP tools return them
 
 DOCS = {
     "network.md": "# Network errors\n\n## Refused\n\nThe browser shows a refused connection when nothing listens on the port.\n\n"
@@ -28,7 +29,7 @@ def corpus(index, root):
     return index
 
 def top_source(ix, q, **kw):
-    return Path(ix.query(q, **kw)["results"][0]["source"]).name
+    return Path(to_wire(ix.query(q, **kw))["results"][0]["source"]).name
 
 @pytest.mark.parametrize("q,doc", [("ERR_CONNECTION_REFUSED", "errors-catalog.md"), ("E-1042", "import.md"),
                                    ("v2.3.1", "release.md"), ("my_func_name", "release.md"), ("SPEC-112", "SPEC-112_Warehouse stock.md")])
@@ -37,28 +38,28 @@ def test_exact_identifiers_rank_their_document_first(corpus, q, doc):
     assert top_source(corpus, q) == doc
 
 def test_identifier_is_found_by_keywords_even_when_vectors_miss_it(corpus):
-    r = corpus.query("E-1042", top_k=8)
+    r = to_wire(corpus.query("E-1042", top_k=8))
     hit = next(h for h in r["results"] if h["source"].endswith("import.md"))
     assert hit["keywordRank"] == 0
 
 def test_russian_inflections_match(corpus):
     "«сервер» finds «На сервере» / «Серверы» through the Russian stemmer."
-    r = corpus.query("сервер", top_k=3, weight=1.0)
+    r = to_wire(corpus.query("сервер", top_k=3, weight=1.0))
     assert Path(r["results"][0]["source"]).name == "servers-ru.md"
     assert r["results"][0]["distance"] is None   # w=1 runs no vector search
 
 def test_english_inflections_match(corpus):
-    r = corpus.query("kneading", top_k=3, weight=1.0)
+    r = to_wire(corpus.query("kneading", top_k=3, weight=1.0))
     assert Path(r["results"][0]["source"]).name == "bread.md"
 
 def test_semantic_search_works_with_the_real_model(corpus):
     "No shared keyword: the vector side alone must find the baking document."
-    r = corpus.query("how do I make a loaf rise", top_k=3, weight=0.0)
+    r = to_wire(corpus.query("how do I make a loaf rise", top_k=3, weight=0.0))
     assert Path(r["results"][0]["source"]).name == "bread.md"
     assert all(h["keywordRank"] is None for h in r["results"])
 
 def test_response_shape(corpus, root):
-    r = corpus.query("connection refused", top_k=5)
+    r = to_wire(corpus.query("connection refused", top_k=5))
     assert set(r["results"][0]) >= {"source", "title", "chunkIndex", "parentId", "text", "score", "distance", "vectorRank", "keywordRank"}
     assert sum(s["hits"] for s in r["sources"]) == len(r["results"])
     assert all(h["parentId"] in r["parents"] for h in r["results"])
@@ -67,12 +68,12 @@ def test_response_shape(corpus, root):
     assert scores == sorted(scores, reverse=True)
 
 def test_keyword_side_sees_ingest_and_delete_at_once(corpus, root):
-    assert not any("ZEBRA-77" in h["text"] for h in corpus.query("ZEBRA-77", weight=1.0)["results"])
+    assert not any("ZEBRA-77" in h["text"] for h in to_wire(corpus.query("ZEBRA-77", weight=1.0))["results"])
     p = write(root, "zebra.md", "# Zebra\n\nCode ZEBRA-77 marks the striped pallets.\n")
     corpus.ingest(p)
     assert top_source(corpus, "ZEBRA-77", weight=1.0) == "zebra.md"
     corpus.delete(p)
-    assert not any(h["source"] == str(p) for h in corpus.query("ZEBRA-77", weight=1.0)["results"])
+    assert not any(h["source"] == str(p) for h in to_wire(corpus.query("ZEBRA-77", weight=1.0))["results"])
 
 def test_scoped_query_after_deletes_returns_the_true_top_k(index, root):
     "A scope and deletes never leave gaps: k hits come back whenever k exist in scope."
@@ -81,12 +82,12 @@ def test_scoped_query_after_deletes_returns_the_true_top_k(index, root):
         write(root, f"b/doc{i}.md", f"# Note {i}\n\nShipping schedule number {i} for the southern depot.\n")
     from minirag.api import ingest_paths
     ingest_paths(index, [root])
-    for i in range(0, 12, 2): index.delete(root/f"a/doc{i}.md")
-    r = index.query("shipping schedule", top_k=5, scope=str(root/"a"))
+    for i in range(0, 12, 2): to_wire(index.delete(root/f"a/doc{i}.md"))
+    r = to_wire(index.query("shipping schedule", top_k=5, scope=str(root/"a")))
     assert len(r["results"]) == 5
     assert all(h["source"].startswith(str(root/"a") + "/") for h in r["results"])
     assert not any(h["source"].endswith(("doc0.md", "doc2.md")) and "/a/" in h["source"] for h in r["results"])
-    r = index.query("shipping schedule", top_k=100, scope=str(root/"a"), weight=0.0)
+    r = to_wire(index.query("shipping schedule", top_k=100, scope=str(root/"a"), weight=0.0))
     assert len(r["results"]) == 6
 
 def test_vector_side_equals_exact_cosine_in_sql(corpus):
@@ -115,11 +116,11 @@ def test_topk_rules(corpus):
     with pytest.raises(MiniragError, match="at least 1"): corpus.query("x", top_k=0)
     with pytest.raises(MiniragError, match="at least 1"): corpus.query("x", top_k=-3)
     with pytest.raises(MiniragError, match="limit is 4000"): corpus.query("x" * 5000)
-    assert len(corpus.query("the", top_k=1000)["results"]) <= 100
+    assert len(to_wire(corpus.query("the", top_k=1000))["results"]) <= 100
 
 @pytest.mark.parametrize("q", ['"unbalanced', "AND OR NOT", "((", "*:?!", "a -b +c ~d", "'; DROP TABLE chunks; --", "%_%"])
 def test_hostile_keyword_syntax_never_errors(corpus, q):
-    r = corpus.query(q, top_k=3)
+    r = to_wire(corpus.query(q, top_k=3))
     assert len(r["results"]) == 3   # vector results still come back
 
 def test_no_network_during_ingest_and_query(corpus, root, monkeypatch):
@@ -129,17 +130,17 @@ def test_no_network_during_ingest_and_query(corpus, root, monkeypatch):
     monkeypatch.setattr(socket, "create_connection", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
     corpus.ingest(write(root, "offline.md", "# Offline\n\nEverything here is local.\n"))
-    assert corpus.query("local", top_k=2)["results"]
+    assert to_wire(corpus.query("local", top_k=2))["results"]
 
 def test_replace_keeps_old_chunks_when_new_version_yields_nothing(corpus, root):
     p = root/"garden.md"
     p.write_bytes(b"\x00\x00binary now")
     with pytest.raises(MiniragError): corpus.ingest(p)
-    assert corpus.read(p)["text"].count("tomatoes") == 1
+    assert to_wire(corpus.read(p))["text"].count("tomatoes") == 1
 
 def test_status_does_not_load_the_model(corpus, root, model_dir):
     ix = Index.open(root, model_name=str(model_dir), cache_dir=model_dir.parent)
-    s = ix.status()
+    s = to_wire(ix.status())
     assert s["sourceCount"] == len(DOCS) + 1 and s["chunkCount"] > 0 and s["staleChunkCount"] == 0
     assert ix.engine.embedder._model is None
 
@@ -198,7 +199,7 @@ def test_read_rebuilds_a_30_row_table_as_one_table(index, root):
     p = write(root, "stock.md", "# Stock\n\n## Inventory\n\n| Item | Where |\n|---|---|\n" + rows + "\n")
     r = index.ingest(p)
     assert r["chunkCount"] > 1   # the table really was split across chunks
-    text = index.read(p)["text"]
+    text = to_wire(index.read(p))["text"]
     assert text.count("| Item | Where |") == 1 and text.count("item-") == 30
     assert text.count("## Inventory") == 1 and text.startswith("# Stock") and text.count("# Stock") == 1
 
@@ -215,12 +216,12 @@ def test_every_chunk_respects_the_budget_with_the_real_tokenizer(index, root):
 
 def test_stale_scheme_is_reported(index, root, monkeypatch):
     index.ingest(write(root, "a.md", "# A\n\nSome text about apples.\n"))
-    assert index.status()["staleChunkCount"] == 0 and index.status()["schemeWarning"] is None
+    assert to_wire(index.status())["staleChunkCount"] == 0 and to_wire(index.status())["schemeWarning"] is None
     import minirag.api
     monkeypatch.setattr(minirag.api, "SCHEME_VERSION", minirag.api.SCHEME_VERSION + 1)
-    s = index.status()
+    s = to_wire(index.status())
     assert s["staleChunkCount"] > 0 and "older chunking scheme" in s["schemeWarning"]
-    assert [f["state"] for f in index.list_files()["files"]] == ["outdatedScheme"]   # same bytes, older scheme
+    assert [f["state"] for f in to_wire(index.list_files())["files"]] == ["outdatedScheme"]   # same bytes, older scheme
 
 @pytest.mark.parametrize("kw,msg", [(dict(before=-1), "before=-1"), (dict(after=51), "after=51"), (dict(before="x"), "before='x'"),
                                     (dict(before=1.5), "before=1.5"), (dict(chunk_index=-2), "chunkIndex=-2")])
@@ -228,11 +229,11 @@ def test_neighbour_bounds_are_validated(index, root, kw, msg):
     p = write(root, "n.md", "# N\n\nOne.\n\n## Two\n\nTwo.\n")
     index.ingest(p)
     args = dict(chunk_index=0, file_path=p); args.update(kw)
-    with pytest.raises(MiniragError, match=msg.replace("(", r"\(")): index.read_neighbors(**args)
+    with pytest.raises(MiniragError, match=msg.replace("(", r"\(")): to_wire(index.read_neighbors(**args))
 
 def test_neighbours_out_of_range_is_empty(index, root):
     p = write(root, "n.md", "# N\n\nOne.\n\n## Two\n\nTwo.\n")
     index.ingest(p)
-    assert index.read_neighbors(500, file_path=p)["chunks"] == []
-    got = index.read_neighbors(1, file_path=p, before=1, after=1)["chunks"]
+    assert to_wire(index.read_neighbors(500, file_path=p))["chunks"] == []
+    got = to_wire(index.read_neighbors(1, file_path=p, before=1, after=1))["chunks"]
     assert [c["chunkIndex"] for c in got][:2] == [0, 1] and sum(c["isTarget"] for c in got) == 1

@@ -13,6 +13,7 @@ from conftest import write
 from minirag.api import Index, ingest_paths
 from minirag.config import MiniragError, load_config
 from minirag.security import in_scope
+from minirag.wire import to_wire   # the typed results as the MCP tools return them
 
 SECRET = "OUTSIDESECRETQQ"
 TRIED, SPENT, PASSED = Counter(), Counter(), Counter()
@@ -100,21 +101,21 @@ def _anchored(w, rel, anchor):
 def test_path_arguments(world, rel, anchor, absolute):
     w = world; ix = w.ix; p = _anchored(w, rel, anchor)
     for name, fn in [("ingest", lambda: ix.ingest(p, must_be_absolute=absolute)),
-                     ("read", lambda: ix.read(file_path=p, must_be_absolute=absolute)),
-                     ("read_neighbors", lambda: ix.read_neighbors(0, file_path=p, before=1, after=1, must_be_absolute=absolute)),
+                     ("read", lambda: to_wire(ix.read(file_path=p, must_be_absolute=absolute))),
+                     ("read_neighbors", lambda: to_wire(ix.read_neighbors(0, file_path=p, before=1, after=1, must_be_absolute=absolute))),
                      ("ingest_paths", lambda: ingest_paths(ix, [p], must_be_absolute=absolute)),
-                     ("read_source", lambda: ix.read(source=p) if _utf8(p) else None)]:   # surrogates: see the xfail below
+                     ("read_source", lambda: to_wire(ix.read(source=p)) if _utf8(p) else None)]:   # surrogates: see the xfail below
         assert_no_escape(w, attempt(f"path:{name}", fn))
-    r = attempt("path:delete", lambda: ix.delete(file_path=p, must_be_absolute=absolute))
+    r = attempt("path:delete", lambda: to_wire(ix.delete(file_path=p, must_be_absolute=absolute)))
     if r is not None:   # a real document was named: it must be one under the root; put it back
         assert in_scope(r["source"], str(w.root)); ix.ingest(r["source"])
 
 @pytest.mark.parametrize("call", ["read", "delete", "ingest_data", "query", "scope"])
 def test_lone_surrogates_in_ids_and_queries(world, call):
     ix, bad = world.ix, "notes/\ud800"
-    fn = {"read": lambda: ix.read(source=bad), "delete": lambda: ix.delete(source=bad),
+    fn = {"read": lambda: to_wire(ix.read(source=bad)), "delete": lambda: to_wire(ix.delete(source=bad)),
           "ingest_data": lambda: ix.ingest_data("text about pelicans", "text", bad),
-          "query": lambda: ix.query("pelican \ud800"), "scope": lambda: ix.query("pelican", scope=bad)}[call]
+          "query": lambda: to_wire(ix.query("pelican \ud800")), "scope": lambda: to_wire(ix.query("pelican", scope=bad))}[call]
     attempt("surrogate", fn)
 
 # ---- scopes and queries --------------------------------------------------------------------------------
@@ -130,7 +131,7 @@ def test_scopes(world, scope, anchor, weight):
     w = world
     if isinstance(scope, str) and anchor != "as is":
         scope = {"root": str(w.root) + "/", "outside": str(w.outside) + "/", "root-prefix": str(w.root)}[anchor] + scope
-    r = attempt("scope", lambda: w.ix.query("pelican ledger", top_k=10, scope=scope, weight=weight))
+    r = attempt("scope", lambda: to_wire(w.ix.query("pelican ledger", top_k=10, scope=scope, weight=weight)))
     assert_no_escape(w, r)
     if r and not isinstance(scope, (str, list)) and scope is not None:
         assert weight == 0.0 and not scope, scope   # only the search.py `if scope:` gap lets these through (xfail below)
@@ -151,7 +152,7 @@ queries = st.one_of(st.sampled_from(FTS), st.text(max_size=200),
 @settings(max_examples=80, **FAST)
 @given(q=queries, weight=st.sampled_from([0.0, 0.6, 1.0]))
 def test_queries(world, q, weight):
-    r = attempt("query", lambda: world.ix.query(q, top_k=5, weight=weight))
+    r = attempt("query", lambda: to_wire(world.ix.query(q, top_k=5, weight=weight)))
     assert_no_escape(world, r)
     if r: assert len(r["results"]) <= 5 and sum(s["hits"] for s in r["sources"]) == len(r["results"])
     if isinstance(q, str) and q.strip() and len(q) <= 4000 and weight < 1: assert r and r["results"]   # vector side always answers
@@ -165,7 +166,7 @@ numbers = st.one_of(st.integers(-5, 200), st.integers(-2**70, 2**70), st.floats(
 @settings(max_examples=120, **FAST)
 @given(k=numbers)
 def test_top_k_values(world, k):
-    r = attempt("topK", lambda: world.ix.query("pelican ledger", top_k=k, weight=1.0))
+    r = attempt("topK", lambda: to_wire(world.ix.query("pelican ledger", top_k=k, weight=1.0)))
     assert_no_escape(world, r)
     if r: assert len(r["results"]) <= 100
 
@@ -173,17 +174,17 @@ def test_top_k_values(world, k):
 @given(ci=numbers, before=numbers, after=numbers, target=st.sampled_from(["file", "data"]))
 def test_neighbor_values(world, ci, before, after, target):
     kw = dict(file_path=str(world.root/"sub/b.md")) if target == "file" else dict(source="notes/n1")
-    r = attempt("neighbors", lambda: world.ix.read_neighbors(ci, before=before, after=after, **kw))
+    r = attempt("neighbors", lambda: to_wire(world.ix.read_neighbors(ci, before=before, after=after, **kw)))
     assert_no_escape(world, r)
     if r: assert len(r["chunks"]) <= 101 and sum(c["isTarget"] for c in r["chunks"]) <= 1
 
 @pytest.mark.parametrize("k", [math.inf, -math.inf])
 def test_infinite_top_k(world, k):
-    attempt("topK", lambda: world.ix.query("pelican", top_k=k))
+    attempt("topK", lambda: to_wire(world.ix.query("pelican", top_k=k)))
 
 @pytest.mark.parametrize("weight", ["abc", [], {}])
 def test_weight_values(world, weight):
-    attempt("weight", lambda: world.ix.query("pelican", weight=weight))
+    attempt("weight", lambda: to_wire(world.ix.query("pelican", weight=weight)))
 
 # ---- configuration from the environment ---------------------------------------------------------------
 
@@ -228,7 +229,7 @@ def test_environment_values(world, env):
         if bad is True: assert cfg.error and k in cfg.error, (k, v, cfg.error)
         if bad is False and cfg.error: assert f"{k}=" not in cfg.error, (k, v, cfg.error)
     if cfg.error: assert any(k in cfg.error for k in env), cfg.error
-    s = Index(cfg).status()
+    s = to_wire(Index(cfg).status())
     assert (s.get("configError") is not None) == bool(cfg.error)
 
 @pytest.mark.parametrize("env", [{"BASE_DIRS": '["docs\\u0000x"]'}, {"BASE_DIRS": '["\\ud800"]'}, {"DB_PATH": "a\x00b"}, {"CACHE_DIR": "c\x00"}])
@@ -256,7 +257,7 @@ def test_document_bytes(world, ext, magic, body):
         r = attempt("document bytes", lambda: w.ix.ingest(p))
         if r:
             assert r["chunkCount"] >= 1 and r["source"] == str(p)
-            assert_no_escape(w, w.ix.read(file_path=p))
+            assert_no_escape(w, to_wire(w.ix.read(file_path=p)))
             w.ix.delete(file_path=p)
     finally: p.unlink()
 
@@ -269,7 +270,7 @@ def test_document_text(world, text, ext):
     try:
         r = attempt("document text", lambda: w.ix.ingest(p))
         if r:
-            back = w.ix.read(file_path=p)["text"]
+            back = to_wire(w.ix.read(file_path=p))["text"]
             assert back.strip() and SECRET not in back
             w.ix.delete(file_path=p)
     finally: p.unlink()
@@ -281,5 +282,5 @@ def test_document_text(world, text, ext):
 def test_ingest_data_values(world, content, fmt, source, title):
     r = attempt("ingest_data", lambda: world.ix.ingest_data(content, fmt, source, title))
     assert_no_escape(world, r)
-    if r and r["source"] != "notes/n1": world.ix.delete(source=r["source"])
+    if r and r["source"] != "notes/n1": to_wire(world.ix.delete(source=r["source"]))
     elif r: world.ix.ingest_data("Data note about the pelican ledger.", "text", "notes/n1")

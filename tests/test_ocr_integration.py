@@ -8,6 +8,7 @@ import minirag.ocr as ocr
 
 sys.path.insert(0, str(Path(__file__).parent / "data" / "ocr"))
 import scans  # noqa: E402
+from minirag.wire import to_wire   # the typed results as the MCP tools return them
 
 
 def need_tesseract(test):
@@ -25,12 +26,12 @@ def test_mixed_pdf_is_searchable_and_listed_with_its_engine(index, root):
     p = scans.mixed_pdf(root / "report.pdf", cover, [page])
     r = index.ingest(p)
     assert r["ocrEngine"].startswith("tesseract")
-    text = index.read(p)["text"]
+    text = to_wire(index.read(p))["text"]
     assert "Quarterly inventory report" in text and "discrepancy" in text.lower() and "инвентаризация" in text.lower()
-    hit = index.query("pallet discrepancy aisle", top_k=3)["results"][0]
+    hit = to_wire(index.query("pallet discrepancy aisle", top_k=3))["results"][0]
     assert hit["source"] == str(p)
-    assert index.query("инвентаризация", top_k=3, weight=1.0)["results"][0]["source"] == str(p)
-    listed = {f["displayPath"]: f for f in index.list_files()["files"]}
+    assert to_wire(index.query("инвентаризация", top_k=3, weight=1.0))["results"][0]["source"] == str(p)
+    listed = {f["displayPath"]: f for f in to_wire(index.list_files())["files"]}
     assert listed["report.pdf"]["ocrEngine"].startswith("tesseract")
 
 
@@ -40,7 +41,7 @@ def test_image_is_a_document_with_the_extra(index, root):
     scans.page_image(["Deployment checklist", "rotate the signing keys"], a4=False).save(img)
     r = index.ingest(img)
     assert r["chunkCount"] >= 1
-    assert index.query("signing keys", top_k=1)["results"][0]["source"] == str(img)
+    assert to_wire(index.query("signing keys", top_k=1))["results"][0]["source"] == str(img)
 
 
 def test_scan_without_the_extra_is_a_clear_error(index, root, monkeypatch):
@@ -56,14 +57,14 @@ def test_images_are_not_documents_without_the_extra(index, root, monkeypatch):
     monkeypatch.setattr(ocr, "ocr_available", lambda: False)
     with pytest.raises(MiniragError, match="OCR extra"):
         index.ingest(img)
-    assert [f for f in index.list_files()["files"] if f["displayPath"] == "photo.png"] == []
+    assert [f for f in to_wire(index.list_files())["files"] if f["displayPath"] == "photo.png"] == []
 
 
 def test_status_reports_ocr(index, monkeypatch):
-    s = index.status()
+    s = to_wire(index.status())
     assert "ocr" in s
     monkeypatch.setattr(ocr, "ocr_available", lambda: False)
     monkeypatch.setattr(ocr, "_has_rapidocr", lambda: False)
     monkeypatch.setattr(ocr, "_tesseract_bin", lambda: None)
-    s = index.status()
+    s = to_wire(index.status())
     assert s["ocr"] == "unavailable" and "minirag[ocr]" in s["ocrHint"]

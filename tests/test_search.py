@@ -7,6 +7,7 @@ from minirag.chunk import CODE_SPLIT_MARK, table_header
 from minirag.search import Hit, group_cut, apply_filters, fuse, fuse_adaptive, fuse_lists, COS_SCALE, informativeness, effective_weight
 
 from test_foundation import DOCS as FOUNDATION_DOCS
+from minirag.wire import to_wire   # the typed results as the MCP tools return them
 DOCS = {**FOUNDATION_DOCS,   # the foundation corpus, with a longer baking document and one more about cakes
         "bread.md": "# Baking bread\n\nKnead the dough for ten minutes and let it rise for an hour in a warm place.\n\n"
                     "## Sourdough\n\nA sourdough starter needs flour and water every day.\n",
@@ -104,33 +105,33 @@ def test_adaptive_flat_keyword_side_keeps_vector_order():
 # --- end to end through Index.query with env config --------------------------------------------
 
 def test_max_distance_from_env(built, docs_root, model_dir, shared_embedder):
-    base = built.query("connection refused by the server", top_k=6)
+    base = to_wire(built.query("connection refused by the server", top_k=6))
     ix = open_ix(docs_root, model_dir, shared_embedder, RAG_MAX_DISTANCE=0.75)
-    r = ix.query("connection refused by the server", top_k=6)
+    r = to_wire(ix.query("connection refused by the server", top_k=6))
     assert r["results"] and all(h["distance"] is not None and h["distance"] <= 0.75 for h in r["results"])
     kept = [(h["source"], h["chunkIndex"]) for h in base["results"] if h["distance"] is not None and h["distance"] <= 0.75]
     assert ids(r)[:len(kept)] == kept                 # same fused order, filled further from the candidates
     assert sum(s["hits"] for s in r["sources"]) == len(r["results"])
 
 def test_max_distance_drops_keyword_only_hits(built, docs_root, model_dir, shared_embedder):
-    r = built.query("E-1042", top_k=8, weight=1.0)    # w=1: no distances at all
+    r = to_wire(built.query("E-1042", top_k=8, weight=1.0))    # w=1: no distances at all
     assert r["results"]
     ix = open_ix(docs_root, model_dir, shared_embedder, RAG_MAX_DISTANCE=2.0, RAG_HYBRID_WEIGHT=1.0)
-    assert ix.query("E-1042", top_k=8)["results"] == []
+    assert to_wire(ix.query("E-1042", top_k=8))["results"] == []
 
 def test_max_files_from_env(built, docs_root, model_dir, shared_embedder):
     q = "bread dough baking"
-    base = built.query(q, top_k=20)
+    base = to_wire(built.query(q, top_k=20))
     first2 = list(dict.fromkeys(h["source"] for h in base["results"]))[:2]
-    r = open_ix(docs_root, model_dir, shared_embedder, RAG_MAX_FILES=2).query(q, top_k=20)
+    r = to_wire(open_ix(docs_root, model_dir, shared_embedder, RAG_MAX_FILES=2).query(q, top_k=20))
     assert [s["source"] for s in r["sources"]] == first2
     assert ids(r) == [x for x in ids(base) if x[0] in first2]
 
 @pytest.mark.parametrize("grouping", ["similar", "related"])
 def test_grouping_from_env_cuts_the_result_list(built, docs_root, model_dir, shared_embedder, grouping):
     q = "how do I bake bread"
-    base = built.query(q, top_k=10)
-    r = open_ix(docs_root, model_dir, shared_embedder, RAG_GROUPING=grouping).query(q, top_k=10)
+    base = to_wire(built.query(q, top_k=10))
+    r = to_wire(open_ix(docs_root, model_dir, shared_embedder, RAG_GROUPING=grouping).query(q, top_k=10))
     hs = [Hit(i, 0.0, h["distance"]) for i, h in enumerate(base["results"])]
     want = [ids(base)[h.chunk_id] for h in group_cut(hs, grouping)]
     assert ids(r) == want                              # exactly the grouped result list, fused order kept
@@ -144,13 +145,13 @@ def test_grouping_from_env_cuts_the_result_list(built, docs_root, model_dir, sha
                                    ("резервными копиями серверов", "servers-ru.md")])
 def test_identifiers_rank_first_with_either_fusion(built, monkeypatch, fusion, q, doc):
     monkeypatch.setattr(built.cfg, "fusion", fusion)
-    assert Path(built.query(q, top_k=5)["results"][0]["source"]).name == doc
+    assert Path(to_wire(built.query(q, top_k=5))["results"][0]["source"]).name == doc
 
 def test_bad_fusion_env_is_a_clear_error(built):
     from minirag.config import MiniragError
     from minirag.api import Index
     ix = Index.open(built.cfg.roots, built.cfg.db_path, built.cfg.cache_dir, built.cfg.model_name, env={"RAG_FUSION": "fancy"})
-    assert "RAG_FUSION='fancy'" in ix.status()["configError"]
+    assert "RAG_FUSION='fancy'" in to_wire(ix.status())["configError"]
     with pytest.raises(MiniragError, match="RAG_FUSION"): ix.query("bread")
 
 # ---- R-T4: a hit's text is document text, proven from outside on a mixed corpus --------------------

@@ -9,6 +9,7 @@ from minirag.api import Index, ingest_paths
 from minirag.cli import run
 from minirag.config import MiniragError, ConfigError, load_config, is_system_dir
 from minirag.security import OutsideRootError, in_scope
+from minirag.wire import to_wire  # the typed results as the MCP tools return them
 
 SECRET = "TOPSECRETXYZZY"  # the word that must never come back from outside the roots
 
@@ -171,9 +172,9 @@ def outside_targets(root, outside):
 
 OPS = {
     "ingest": lambda ix, p, abs_: ix.ingest(p, must_be_absolute=abs_),
-    "read": lambda ix, p, abs_: ix.read(file_path=p, must_be_absolute=abs_),
-    "read_neighbors": lambda ix, p, abs_: ix.read_neighbors(0, file_path=p, must_be_absolute=abs_),
-    "delete": lambda ix, p, abs_: ix.delete(file_path=p, must_be_absolute=abs_),
+    "read": lambda ix, p, abs_: to_wire(ix.read(file_path=p, must_be_absolute=abs_)),
+    "read_neighbors": lambda ix, p, abs_: to_wire(ix.read_neighbors(0, file_path=p, must_be_absolute=abs_)),
+    "delete": lambda ix, p, abs_: to_wire(ix.delete(file_path=p, must_be_absolute=abs_)),
     "ingest_paths": lambda ix, p, abs_: ingest_paths(ix, [p], must_be_absolute=abs_),
 }
 
@@ -192,9 +193,9 @@ def test_every_file_operation_refuses_outside_targets_with_one_message(index, ro
         shapes.add(msg[len(str(t)) :])
     assert len(shapes) == 1, shapes
     assert "outside the document roots" in shapes.pop()
-    s = index.status()
+    s = to_wire(index.status())
     assert s["sourceCount"] == 1  # nothing outside got in
-    assert not any(SECRET in h["text"] for h in index.query(SECRET, top_k=10)["results"])
+    assert not any(SECRET in h["text"] for h in to_wire(index.query(SECRET, top_k=10))["results"])
 
 
 def test_sync_path_refuses_outside_targets(index, root, boundary):
@@ -230,10 +231,10 @@ def test_scan_skips_links_out_of_the_roots_end_to_end(index, root, boundary):
     "R-S2: links to outside files/folders are never listed, ingested or searchable; a named link is refused."
     r = ingest_paths(index, [root])
     assert r["failed"] == 0, r["warnings"]
-    listed = [f["filePath"] for f in index.list_files()["files"]]
+    listed = [f["filePath"] for f in to_wire(index.list_files())["files"]]
     assert listed == [str(root / "a.md")]
-    assert not any(SECRET in h["text"] for h in index.query(f"{SECRET} credentials", top_k=20)["results"])
-    assert index.status()["sourceCount"] == 1
+    assert not any(SECRET in h["text"] for h in to_wire(index.query(f"{SECRET} credentials", top_k=20))["results"])
+    assert to_wire(index.status())["sourceCount"] == 1
     with pytest.raises(OutsideRootError):
         index.ingest(root / "notes.md")
 
@@ -247,12 +248,12 @@ def test_links_inside_roots_are_indexed_under_the_link_path_once(index, root):
     r = ingest_paths(index, [root])
     assert r["failed"] == 0
     assert sorted(r["files"]) == sorted(map(str, [root / "a.md", root / "alias.md", root / "sub/b.md"]))
-    listed = [f["filePath"] for f in index.list_files()["files"]]
+    listed = [f["filePath"] for f in to_wire(index.list_files())["files"]]
     assert sorted(listed) == sorted(r["files"]) and len(set(listed)) == len(listed)
-    assert index.read(file_path=root / "alias.md")["source"] == str(root / "alias.md")
+    assert to_wire(index.read(file_path=root / "alias.md"))["source"] == str(root / "alias.md")
     # a file reached through the folder alias is the same document, not a second copy
     assert index.ingest(root / "subalias" / "b.md")["source"] == str(root / "sub/b.md")
-    assert index.status()["sourceCount"] == 3
+    assert to_wire(index.status())["sourceCount"] == 3
 
 
 @pytest.mark.parametrize(
@@ -284,7 +285,7 @@ def test_system_directories_are_refused_as_roots(d, model_dir):
     ):
         assert cfg.error and "system directory" in cfg.error and d in cfg.error, cfg.error
     ix = Index.open(d, model_name=str(model_dir), cache_dir=model_dir.parent)
-    assert "system directory" in ix.status()["configError"]
+    assert "system directory" in to_wire(ix.status())["configError"]
     with pytest.raises(ConfigError):
         ix.ingest(os.path.expanduser(d))
     with pytest.raises(ConfigError):
@@ -321,7 +322,7 @@ def test_index_directory_is_never_scanned(root, model_dir, shared_embedder):
         write(ix.cfg.db_path, "leak.md", "# Leak\n\nindex dir file\n")
         r = ingest_paths(ix, [root])
         assert r["files"] == [str(root / "a.md")], r
-        assert [f["filePath"] for f in ix.list_files()["files"]] == [str(root / "a.md")]
+        assert [f["filePath"] for f in to_wire(ix.list_files())["files"]] == [str(root / "a.md")]
         ix.close()
 
 
@@ -358,12 +359,12 @@ def test_ingest_and_query_write_nothing_outside_the_index_dir(index, root, tmp_p
     r = ingest_paths(index, [root])
     assert r["failed"] == 0 and r["ingested"] == len(made), r["warnings"]
     for tok, p in made.items():
-        assert index.query(tok, top_k=3)["results"]
-        index.read(file_path=p)
-        index.read_neighbors(0, file_path=p)
+        assert to_wire(index.query(tok, top_k=3))["results"]
+        to_wire(index.read(file_path=p))
+        to_wire(index.read_neighbors(0, file_path=p))
     index.delete(file_path=made["MDTOKEN"])
-    index.list_files()
-    index.status()
+    to_wire(index.list_files())
+    to_wire(index.status())
     assert watched() == before
     assert db.is_dir() and any(db.iterdir())
 
@@ -413,7 +414,7 @@ DATA_IDS = [
 
 
 def _sources(ix, scope, weight):
-    r = ix.query("quartermaster ledger pelican", top_k=100, scope=scope, weight=weight)
+    r = to_wire(ix.query("quartermaster ledger pelican", top_k=100, scope=scope, weight=weight))
     assert sum(s["hits"] for s in r["sources"]) == len(r["results"])
     return {h["source"] for h in r["results"]}
 
@@ -496,19 +497,19 @@ def test_quoted_names_read_and_delete_literally(scoped_corpus):
     for n in ["o'brien's notes.md", 'quote"d/x.md', "100%done/x.md", "a_b/x.md"]:
         p = root / n
         assert index_text(ix, p).count("pelican") == 1
-        assert ix.read_neighbors(0, file_path=p)["chunks"][0]["isTarget"]
+        assert to_wire(ix.read_neighbors(0, file_path=p))["chunks"][0]["isTarget"]
     ix.delete(file_path=root / "a_b/x.md")
     try:
-        assert ix.read(file_path=root / "axb/x.md")["source"] == str(root / "axb/x.md")
+        assert to_wire(ix.read(file_path=root / "axb/x.md"))["source"] == str(root / "axb/x.md")
         with pytest.raises(MiniragError, match="not in the index"):
             ix.read(file_path=root / "a_b/x.md")
-        assert ix.read(source="it's/a_b")["text"].count("pelican") == 1
+        assert to_wire(ix.read(source="it's/a_b"))["text"].count("pelican") == 1
     finally:
         ix.ingest(root / "a_b/x.md")
 
 
 def index_text(ix, p):
-    return ix.read(file_path=p)["text"]
+    return to_wire(ix.read(file_path=p))["text"]
 
 
 def test_source_ids_that_are_paths_obey_the_current_roots(index, root, tmp_path, model_dir, shared_embedder):
@@ -597,15 +598,15 @@ def test_ingest_url_indexes_a_loopback_page_when_allowed(root, model_dir, shared
     r = ix.ingest_url(page_server.url)
     assert r["source"] == page_server.url and r["url"] == page_server.url
     assert r["title"] == "Lighthouse keeping manual" and r["chunkCount"] >= 1
-    top = ix.query("FRESNELTOKEN wick", top_k=3)["results"][0]
+    top = to_wire(ix.query("FRESNELTOKEN wick", top_k=3))["results"][0]
     assert top["source"] == page_server.url and top["title"] == "Lighthouse keeping manual"
-    assert "FRESNELTOKEN" in ix.read(source=page_server.url)["text"]
+    assert "FRESNELTOKEN" in to_wire(ix.read(source=page_server.url))["text"]
     r2 = ix.ingest_url(page_server.url + "?v=2", source="manuals/lighthouse")
     assert r2["source"] == "manuals/lighthouse" and r2["url"] == page_server.url + "?v=2"
-    assert {h["source"] for h in ix.query("FRESNELTOKEN", top_k=5, scope="manuals")["results"]} == {
+    assert {h["source"] for h in to_wire(ix.query("FRESNELTOKEN", top_k=5, scope="manuals"))["results"]} == {
         "manuals/lighthouse"
     }
-    assert {s["source"] for s in ix.list_files()["sources"]} == {page_server.url, "manuals/lighthouse"}
+    assert {s["source"] for s in to_wire(ix.list_files())["sources"]} == {page_server.url, "manuals/lighthouse"}
     assert len(page_server.hits) == 2
     ix.close()
 
@@ -619,7 +620,7 @@ def test_ingest_url_refuses_loopback_by_default(root, model_dir, shared_embedder
         ix.ingest_url(url)
     msg = str(e.value)
     assert host.strip("[]") in msg and "loopback" in msg and no_trace(msg)
-    assert page_server.hits == [] and ix.status()["sourceCount"] == 0
+    assert page_server.hits == [] and to_wire(ix.status())["sourceCount"] == 0
 
 
 def test_cli_ingest_url(root, model_dir, page_server, monkeypatch):
@@ -672,14 +673,14 @@ def test_no_network_io_for_local_formats_and_queries(root, model_dir, monkeypatc
     r = ingest_paths(ix, [root])
     assert r["failed"] == 0 and r["ingested"] == len(made), r["warnings"]
     for tok, p in made.items():
-        hits = ix.query(tok, top_k=3)["results"]
+        hits = to_wire(ix.query(tok, top_k=3))["results"]
         assert hits[0]["source"] == str(p), (tok, [h["source"] for h in hits])
     ix.ingest_data("<p>Caller held <b>HTML</b> about DATATOKEN.</p>", "html", "notes/data")
-    assert ix.query("DATATOKEN", top_k=1)["results"][0]["source"] == "notes/data"
-    ix.read(file_path=made["PDFTOKEN"])
-    ix.list_files()
-    ix.status()
-    ix.delete(file_path=made["TXTTOKEN"])
+    assert to_wire(ix.query("DATATOKEN", top_k=1))["results"][0]["source"] == "notes/data"
+    to_wire(ix.read(file_path=made["PDFTOKEN"]))
+    to_wire(ix.list_files())
+    to_wire(ix.status())
+    to_wire(ix.delete(file_path=made["TXTTOKEN"]))
     assert attempts == []
     ix.close()
 
@@ -738,15 +739,15 @@ def test_error_messages_quote_at_most_a_short_prefix(index, root):
     assert not must_fail and len(msgs) >= 4
     n_failed_docs = len(msgs)
     for call in [
-        lambda: index.query(secret + secret),
-        lambda: index.query(secret + "\x00" + secret),
+        lambda: to_wire(index.query(secret + secret)),
+        lambda: to_wire(index.query(secret + "\x00" + secret)),
         lambda: index.ingest_data(secret, "bogus", "notes/x"),
         lambda: index.ingest_data(secret, "text", secret),
         lambda: index.ingest_data(secret, "text", "/" + secret),
-        lambda: index.read(source=secret[:150]),
+        lambda: to_wire(index.read(source=secret[:150])),
         lambda: index.ingest(root / (secret[:300] + ".md")),
         lambda: index.ingest(secret),
-        lambda: index.query("x" * 4001, scope=secret),
+        lambda: to_wire(index.query("x" * 4001, scope=secret)),
         lambda: index.ingest_url("ftp://" + secret),
     ]:
         with pytest.raises(MiniragError) as e:

@@ -11,6 +11,7 @@ from minirag.tables import Tables, SourceRecord
 import minirag.sync as msync
 import minirag.ingest as mingest
 from minirag.sync import SyncBusyError, COUNT_KEYS
+from minirag.wire import to_wire   # the typed results as the MCP tools return them
 
 def counts(r): return {k: r[k] for k in COUNT_KEYS}
 def C(**kw): return {k: kw.get(k, 0) for k in COUNT_KEYS}
@@ -85,16 +86,16 @@ def test_edit_reingests_only_that_file(synced, root):
     (root/"bravo.md").write_text("# Bravo\n\nBravo now covers rye bread and a cold proof.\n")
     assert counts(synced.sync()) == C(ingested=1, skipped=2)
     assert synced.engine.embedder.calls > calls
-    assert "rye" in synced.read(root/"bravo.md")["text"]
+    assert "rye" in to_wire(synced.read(root/"bravo.md"))["text"]
 
 def test_stale_scheme_is_reingested_with_same_bytes(synced, root):
     "R-C9: rows cut with an older chunking scheme are re-read even when nothing changed on disk."
     with synced.store.transaction() as con:
         con.execute("UPDATE sources SET scheme = ? WHERE source = ?", [SCHEME_VERSION - 1, str(root/"alpha.md")])
         con.execute("UPDATE chunks SET scheme = ? WHERE source = ?", [SCHEME_VERSION - 1, str(root/"alpha.md")])
-    assert synced.status()["staleChunkCount"] > 0
+    assert to_wire(synced.status())["staleChunkCount"] > 0
     assert counts(synced.sync()) == C(ingested=1, skipped=2)
-    assert synced.status()["staleChunkCount"] == 0 and sources(synced)["alpha.md"]["scheme"] == SCHEME_VERSION
+    assert to_wire(synced.status())["staleChunkCount"] == 0 and sources(synced)["alpha.md"]["scheme"] == SCHEME_VERSION
 
 def test_deleted_file_is_pruned(synced, root):
     (root/"alpha.md").unlink()
@@ -127,9 +128,9 @@ def test_move_is_repathed_without_reading(synced, root, monkeypatch):
     assert synced.engine.embedder.calls == calls
     s = sources(synced)
     assert "archive/bravo.md" in s and "bravo.md" not in s and s["archive/bravo.md"]["chunk_count"] > 0
-    hit = synced.query("sourdough fermentation", top_k=1)["results"][0]
+    hit = to_wire(synced.query("sourdough fermentation", top_k=1))["results"][0]
     assert hit["source"] == str(root/"archive/bravo.md")
-    assert "sourdough" in synced.read(root/"archive/bravo.md")["text"]
+    assert "sourdough" in to_wire(synced.read(root/"archive/bravo.md"))["text"]
 
 @pytest.mark.parametrize("how", ["renamed", "edited"])
 def test_renamed_or_edited_move_is_reread(synced, root, how):
@@ -202,7 +203,7 @@ def test_bad_files_are_named_and_the_rest_ingests(index, root):
         assert name in w, (name, w)
     assert set(sources(index)) == {"good.md", "latin1.txt"}
     # invalid UTF-8 is decoded (charset detection), not refused: the words stay searchable
-    assert index.query("spoon", top_k=1)["results"][0]["source"] == str(root/"latin1.txt")
+    assert to_wire(index.query("spoon", top_k=1))["results"][0]["source"] == str(root/"latin1.txt")
     code, out, err = cli_sync(index)
     assert code == 1   # the failed files are not parsed again, still counted and named
     assert out.splitlines() == ["ingested 0  skipped 2  moved 0  deleted 0  failed 4  unreadable 0"]
@@ -212,7 +213,7 @@ def test_failed_reingest_keeps_the_previous_version(synced, root):
     (root/"alpha.md").write_bytes(b"\x00\x01binary now")
     r = synced.sync()
     assert r["failed"] == 1 and "alpha.md" in r["warnings"][0]
-    assert "routers" in synced.read(root/"alpha.md")["text"]
+    assert "routers" in to_wire(synced.read(root/"alpha.md"))["text"]
 
 # ---- R-O2: images without the OCR extra ----------------------------------------------------------------
 
@@ -252,7 +253,7 @@ def test_second_sync_is_refused_while_ingest_and_query_work(synced, root):
         assert f"pid {p.pid}, running for 1 s" in str(ei.value) or f"pid {p.pid}, running for 2 s" in str(ei.value)
         with pytest.raises(SyncBusyError): synced.sync_start()
         synced.ingest(write(root, "quick.md", "# Quick\n\nA single-file ingest during a sync is fine.\n"))
-        assert synced.query("single-file ingest", top_k=1)["results"][0]["source"].endswith("quick.md")
+        assert to_wire(synced.query("single-file ingest", top_k=1))["results"][0]["source"].endswith("quick.md")
     finally:
         p.kill(); p.wait()
     assert counts(synced.sync()) == C(skipped=4)          # the kernel dropped the dead holder's lock
@@ -327,4 +328,4 @@ def test_a_sync_opens_the_index_once_not_once_per_batch(index, root, monkeypatch
     assert r["ingested"] == 24 and len(writes) >= 6, (r, len(writes))
     assert len(opens) == 1, len(opens)                    # … but not between a sync's batches
     assert index.store._con is None and index.store.idle_close == 0   # closed at the end, setting restored
-    assert [h["source"] for h in index.query("storm 17 lighthouse", 3)["results"]][0].endswith("note17.md")
+    assert [h["source"] for h in to_wire(index.query("storm 17 lighthouse", 3))["results"]][0].endswith("note17.md")

@@ -8,6 +8,7 @@ SERVER = r"""
 import json, sys
 from minirag.api import Index
 from minirag.config import MiniragError
+from minirag.wire import to_wire   # the typed results as the MCP tools return them
 root, db, model = sys.argv[1:4]
 ix = Index.open(root, db_path=db, model_name=model, cache_dir=str(__import__("pathlib").Path(model).parent), idle_close=0.5)
 print(json.dumps({"ready": True}), flush=True)
@@ -15,7 +16,7 @@ for line in sys.stdin:
     cmd = json.loads(line)
     try:
         op = cmd["op"]
-        if op == "query": r = ix.query(cmd["q"], top_k=3)
+        if op == "query": r = to_wire(ix.query(cmd["q"], top_k=3))
         elif op == "sources": r = [s["source"] for s in ix.engine.tables.sources()] if ix.store.exists() else []
         elif op == "ingest": r = ix.ingest(cmd["path"])
         elif op == "sync_start": r = ix.sync_start()

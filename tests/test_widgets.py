@@ -1,4 +1,4 @@
-"""frames (DataFrame column contracts, Index.search/chunks/sources) and the explorers, driven headless on a real index."""
+"""frames (DataFrame column contracts, Index.query/chunks/sources) and the explorers, driven headless on a real index."""
 import pandas as pd
 import pytest
 from minirag.config import MiniragError
@@ -12,7 +12,7 @@ def test_column_contracts_are_stable():
     assert CHUNK_COLUMNS == ["chunk_index", "parent_id", "kind", "tokens", "budget_share", "prefix_len", "section_head", "text"]
     assert SOURCE_COLUMNS == ["display_path", "kind", "title", "category", "chunk_count", "size", "ocr_engine", "scheme",
                               "ingested_at", "source"]
-    empty = QueryResult({}).to_df()
+    empty = QueryResult("").to_df()
     assert list(empty.columns) == RESULT_COLUMNS and len(empty) == 0
 
 @pytest.fixture
@@ -26,14 +26,14 @@ def filled(index, root):
     return index
 
 def test_search_frame_types_and_values(filled, root):
-    qr = filled.search("ERR_CONNECTION_REFUSED", top_k=5)
+    qr = filled.query("ERR_CONNECTION_REFUSED", top_k=5)
     df = qr.to_df()
     assert list(df.columns) == RESULT_COLUMNS
     assert df.display_path[0] == "net/errors.md" and df.section[0] == "Network errors › Refused"
     assert str(df.vector_rank.dtype) == "Int64" and df.distance.dtype == "float64"
     assert df["rank"].tolist() == list(range(len(df)))
     assert df.source[0] == str(root/"net/errors.md") and df.parent_id[0].startswith(df.source[0] + "#")
-    kw = filled.search("ERR_CONNECTION_REFUSED", weight=1).to_df()
+    kw = filled.query("ERR_CONNECTION_REFUSED", weight=1).to_df()
     assert kw.distance.isna().all() and kw.vector_rank.isna().all()
     assert "network" not in qr._repr_markdown_().lower() or "net/errors.md" in qr._repr_markdown_()
     assert str(root) not in qr._repr_html_() and str(root) not in qr._repr_markdown_()   # reprs show display paths
