@@ -7,7 +7,8 @@ Docs: https://example.invalid/minirag/bm25.html.md"""
 # %% ../nbs/06b_bm25.ipynb #9cdf0748
 from __future__ import annotations
 import numpy as np
-from .vectors import VectorMatrix, vectors, held, COMPACT_DUCKDB_MEMORY
+from .vectors import VectorMatrix, vectors, held
+from . import tuning
 from .tables import Tables
 
 _rows = Tables()  # the in-memory side always reads through its caller's open connection
@@ -39,7 +40,7 @@ class HeldPostings:
         small DuckDB cap."""
         limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
         con.execute(
-            f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'"
+            f"SET memory_limit = '{tuning.compact_memory()}'"
         )  # one pass over the table: do not leave it cached (+230 MB RSS at 100k chunks)
         codes, rows, tfs = [], [], []
         try:

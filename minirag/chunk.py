@@ -14,7 +14,7 @@ import re, bisect
 from dataclasses import dataclass, asdict
 from itertools import groupby
 from typing import Callable
-from .config import MiniragError
+from .config import MiniragError, DEFAULT_CHUNK_TOKEN_BUDGET
 
 # %% ../nbs/03_chunk.ipynb #33d32eee
 # Bump whenever chunk boundaries, texts or what `prefix_len` covers change (conversion included): a sync then
@@ -617,7 +617,7 @@ class _Packer:
 def chunk_markdown(
     markdown: str,  # converted document
     count: Callable[[str], int],  # the model's token counter (truncation off)
-    budget: int = 110,  # max tokens per chunk (fenced code: up to 4×)
+    budget: int = DEFAULT_CHUNK_TOKEN_BUDGET,  # max tokens per chunk (fenced code: up to 4×)
     title: str = "",  # document title: transcript label; room is kept for it in chunk 0
 ) -> ChunkedDoc:
     "Detect the document's structure and cut it into sections and token-budgeted chunks."

@@ -10,7 +10,7 @@ import hashlib, json, math, os, shutil
 from dataclasses import dataclass
 from pathlib import Path
 import numpy as np
-from .config import Config, MiniragError, load_config
+from .config import Config, MiniragError, load_config, setting, DEFAULT_CHUNK_TOKEN_BUDGET
 from .chunk import SCHEME_VERSION
 from .embed import Embedder, packaged_model_dir
 from .ingest import Engine, Pipeline, TextItem
@@ -184,7 +184,7 @@ def build_index(
     store: Store,
     embedder,
     counter,
-    budget: int = 110,
+    budget: int = DEFAULT_CHUNK_TOKEN_BUDGET,
     progress=None,  # progress(documents done, documents)
     vector_cache=None,  # folder where vectors are kept per (set, model) and reused by text
 ) -> int:
@@ -209,7 +209,9 @@ def build_index(
     return sum(i.chunk_count for i in run.ingested)
 
 
-def open_eval_index(ds: BeirSet, embedder, db_dir=None, budget: int = 110, progress=None) -> Store:
+def open_eval_index(
+    ds: BeirSet, embedder, db_dir=None, budget: int = DEFAULT_CHUNK_TOKEN_BUDGET, progress=None
+) -> Store:
     "The set's cached index, built first if missing or stale."
     key = index_key(ds, embedder.model_id, budget)
     d = Path(db_dir or default_eval_dir()).expanduser() / f"{ds.name}-{key}"
@@ -333,7 +335,7 @@ def parse_weights(s) -> tuple[float, ...]:
 
 
 def _model(model_name, cache_dir) -> Embedder:
-    name = model_name or os.environ.get("MODEL_NAME") or str(packaged_model_dir(cache_dir))
+    name = model_name or setting("MODEL_NAME", default=None) or str(packaged_model_dir(cache_dir))
     return Embedder(name, cache_dir)
 
 

@@ -20,7 +20,8 @@ from .titles import file_title, data_title
 from .tokens import TokenCounter
 from .embed import Embedder
 from .security import resolve_in_roots
-from .store import Store, IndexUnavailableError, SYNC_DUCKDB_MEMORY
+from .store import Store, IndexUnavailableError
+from . import tuning
 from .tables import Tables, SourceRecord
 from .pauses import pause, pause_wanted, pause_in_transaction
 from . import ocr as _ocr
@@ -345,7 +346,7 @@ class Pipeline:
         self.context = self.context or failure_context(self.eng.cfg)
         store, tables = self.eng.store, self.eng.tables
         # one checkpoint for the run, not one per batch; DuckDB capped lower while it writes (store)
-        with store.kept_open(), store.memory_capped(SYNC_DUCKDB_MEMORY):
+        with store.kept_open(), store.memory_capped(tuning.write_memory()):
             if len(items) >= LOOKUP_REBUILD_FILES:
                 tables.drop_lookups()
             try:

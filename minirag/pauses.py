@@ -6,7 +6,8 @@ Docs: https://example.invalid/minirag/pauses.html.md"""
 
 # %% ../nbs/06c_pauses.ipynb #e54bb9a0
 from __future__ import annotations
-import os, sys, time
+import sys, time
+from .config import setting
 
 # %% auto #0
 __all__ = ['PAUSE_STAGES', 'pause_wanted', 'pause', 'pause_in_transaction']
@@ -17,14 +18,14 @@ PAUSE_STAGES = ("scanned", "embedding", "write", "txn", "maintenance")
 
 def pause_wanted(stage: str) -> bool:
     "True if this process was asked to pause at `stage`."
-    return os.environ.get("MINIRAG_TEST_PAUSE_AT") == stage
+    return setting("MINIRAG_TEST_PAUSE_AT") == stage
 
 
 def pause(stage: str):
     "Announce the stage on stderr and sleep there, if asked to."
     if pause_wanted(stage):
         print(f"minirag-test-paused {stage}", file=sys.stderr, flush=True)
-        time.sleep(float(os.environ.get("MINIRAG_TEST_PAUSE_SECONDS", 120)))
+        time.sleep(setting("MINIRAG_TEST_PAUSE_SECONDS"))
 
 # %% ../nbs/06c_pauses.ipynb #0cc38241
 class _Rollback(Exception):

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re, threading, unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
-from .config import MiniragError
+from .config import MiniragError, DEFAULT_OCR_MIN_CHARS
 from .text import escape_markdown_lines
 
 # %% auto #0
@@ -36,7 +36,7 @@ def page_text_quality(text: str) -> tuple[int, float]:
     return chars, (bad / chars if chars else 0.0)
 
 
-def usable_page(text: str, min_chars: int = 25) -> bool:
+def usable_page(text: str, min_chars: int = DEFAULT_OCR_MIN_CHARS) -> bool:
     "True when a page has at least `min_chars` characters of real text (not glyph codes)."
     chars, bad = page_text_quality(text)
     return chars >= max(min_chars, 1) and bad < 0.3
@@ -169,7 +169,7 @@ def pdf_to_markdown(
 
     path = Path(path)
     pages, title, _ = read_pdf_pages(path)
-    min_chars = cfg.ocr_min_chars if cfg.ocr_min_chars > 0 else 25
+    min_chars = cfg.ocr_min_chars if cfg.ocr_min_chars > 0 else DEFAULT_OCR_MIN_CHARS
     good = [usable_page(t, min_chars) for t in pages]
     glyphs = [i for i, t in enumerate(pages) if not good[i] and page_text_quality(t)[1] >= 0.3]
     body = "\n\n".join(c for i, t in enumerate(pages) if good[i] and (c := _clean_page(t)))

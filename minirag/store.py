@@ -6,17 +6,17 @@ Docs: https://example.invalid/minirag/store.html.md"""
 
 # %% ../nbs/05_store.ipynb #6fdd88e9
 from __future__ import annotations
-import errno, os, re, threading, time
+import errno, re, threading, time
 from contextlib import contextmanager
 from pathlib import Path
 import duckdb
-from .config import MiniragError, IndexBusyError
+from .config import MiniragError, IndexBusyError, setting
+from . import tuning
 
 # %% auto #0
-__all__ = ['NO_COMPRESSION', 'SYNC_DUCKDB_MEMORY', 'DUCKDB_MEMORY', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'WAITER_POLL',
-           'extension_path', 'limit_memory', 'memory_limit', 'fetch_roomy', 'connect', 'chunks_ddl', 'has_chunks',
-           'build_lookups', 'lookups_present', 'remove_lookups', 'has_source_key', 'migrate', 'IndexUnavailableError',
-           'file_lock', 'file_unlock', 'Store']
+__all__ = ['NO_COMPRESSION', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'WAITER_POLL', 'extension_path', 'fetch_roomy', 'connect',
+           'chunks_ddl', 'has_chunks', 'build_lookups', 'lookups_present', 'remove_lookups', 'has_source_key',
+           'migrate', 'IndexUnavailableError', 'file_lock', 'file_unlock', 'Store']
 
 # %% ../nbs/05_store.ipynb #43bfb55d
 def extension_path(name: str) -> Path:
@@ -43,31 +43,13 @@ _OFFLINE = {
 # process (a one-shot query) 0.42 s where plain floats take 0.30 (warm 0.12 vs 0.05 s); ALP, its sibling, takes some
 # vectors' segments
 NO_COMPRESSION = "alp,alprd"
-SYNC_DUCKDB_MEMORY = "128MB"  # while a sync or an ingest writes (`Store.memory_capped`): DuckDB kept ~240 MB of blocks
-# it had written; peak RSS of a sync of the 419-file real corpus 1,240 → 915 MB, as fast; writes and lookup builds at
-# 1M chunks run under 64 MB
-DUCKDB_MEMORY = (
-    "512MB"  # DuckDB's own default is 80 % of RAM: a sync's peak grew with the corpus (0.5 GB more by 100k chunks)
-)
-_memory = {"limit": None}
+# the caps, and the measurements behind them, live in the process tuning (the tuning page)
 _caps: dict[int, str] = {}  # id(connection) -> its own cap while a `Store.memory_capped` block runs
-
-
-def limit_memory(limit: str | None):
-    """Cap DuckDB's memory (its cache of table blocks included) in every connection this process opens from now on;
-    None = DUCKDB_MEMORY."""
-    _memory["limit"] = limit
-
-
-def memory_limit() -> str:
-    """The cap `connect` applies: MINIRAG_DUCKDB_MEMORY if set, else what `limit_memory` chose (a process holding a
-    large matrix), else DUCKDB_MEMORY."""
-    return os.environ.get("MINIRAG_DUCKDB_MEMORY") or _memory["limit"] or DUCKDB_MEMORY
 
 
 def fetch_roomy(con, sql: str, params=(), arrow: bool = False):
     """Run a read and fetch its rows (or an Arrow table); if the capped memory is too small for it, run it once more
-    under DUCKDB_MEMORY."""
+    under the process's roomy cap (`tuning.roomy_memory`)."""
 
     def run():
         r = con.execute(sql, list(params))
@@ -78,7 +60,7 @@ def fetch_roomy(con, sql: str, params=(), arrow: bool = False):
     except (
         duckdb.OutOfMemoryException
     ):  # a small cap (a process holding a large matrix, a sync) meets an unusually large read
-        roomy, cap = os.environ.get("MINIRAG_DUCKDB_MEMORY") or DUCKDB_MEMORY, _caps.get(id(con)) or memory_limit()
+        roomy, cap = tuning.roomy_memory(), _caps.get(id(con)) or tuning.duckdb_memory()
         if roomy == cap:
             raise  # the cap in force is already the roomy one
         con.execute(f"SET memory_limit = '{roomy}'")
@@ -90,7 +72,7 @@ def fetch_roomy(con, sql: str, params=(), arrow: bool = False):
 
 def connect(path, read_only=False, extensions=("fts",)) -> duckdb.DuckDBPyConnection:
     "Open a DuckDB connection with our extensions loaded from disk."
-    lim = memory_limit()
+    lim = tuning.duckdb_memory()
     try:
         con = duckdb.connect(str(path), read_only=read_only, config=dict(_OFFLINE, memory_limit=lim))
     except (duckdb.InvalidInputException, duckdb.ParserException) as e:
@@ -306,7 +288,7 @@ class Store:
         self, db_file: str | Path, lock_wait: float | None = None, idle_close: float = 0.0, max_hold: float = 2.0
     ):
         self.db_file = Path(db_file)
-        self.lock_wait = float(os.environ.get("MINIRAG_LOCK_WAIT", 15)) if lock_wait is None else lock_wait
+        self.lock_wait = setting("MINIRAG_LOCK_WAIT") if lock_wait is None else lock_wait
         self.idle_close, self.max_hold = idle_close, max_hold
         self._con, self._opened, self._depth, self._keyed = None, 0.0, 0, False
         self._idle_since, self._watching = (
@@ -473,9 +455,9 @@ class Store:
 
     @contextmanager
     def memory_capped(self, limit: str):
-        """Inside: DuckDB capped at `limit` in this store's connection, unless MINIRAG_DUCKDB_MEMORY or a process
-        cap (`limit_memory`) is set."""
-        if memory_limit() != DUCKDB_MEMORY:
+        """Inside: DuckDB capped at `limit` in this store's connection, unless MINIRAG_DUCKDB_MEMORY fixes the
+        process's cap or a compact matrix lowered it (`tuning.limit_memory`)."""
+        if tuning.memory_overridden() or tuning.duckdb_memory() != tuning.roomy_memory():
             yield self
             return
         with self._lock:
@@ -489,7 +471,7 @@ class Store:
             with self._lock:
                 self._cap = None
                 if self._con is not None:
-                    self._con.execute(f"SET memory_limit = '{memory_limit()}'")
+                    self._con.execute(f"SET memory_limit = '{tuning.duckdb_memory()}'")
                     _caps.pop(id(self._con), None)
 
     @contextmanager

@@ -13,7 +13,7 @@ from .config import setting
 # %% auto #0
 __all__ = ['PROFILES', 'PRELOAD_MODULES', 'HOLD_MODULES', 'WRITE_MODULES', 'HUB_MODULES', 'Profile', 'apply', 'profile',
            'holds_vectors', 'duckdb_memory', 'roomy_memory', 'memory_overridden', 'limit_memory', 'write_memory',
-           'compact_memory', 'import_order', 'tesseract_env']
+           'compact_memory', 'scan_memory', 'import_order', 'tesseract_env']
 
 # %% ../nbs/00a_tuning.ipynb #0b0e1316
 for _v in ("ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED"):  # 1.32 reads the first, later releases the second
@@ -30,6 +30,7 @@ class Profile:
     duckdb_memory: str = "512MB"  # DuckDB's cap in every connection
     write_memory: str = "128MB"  # DuckDB's cap while a sync or an ingest writes
     compact_memory: str = "64MB"  # DuckDB's cap in a process holding a compact matrix
+    scan_memory: str = "256MB"  # DuckDB's cap for one scan of every vector, in a process that holds no matrix
 
 
 PROFILES = {
@@ -90,6 +91,11 @@ def write_memory() -> str:
 def compact_memory() -> str:
     "DuckDB's cap in a process holding a compact matrix."
     return profile().compact_memory
+
+
+def scan_memory() -> str:
+    "DuckDB's cap for one query's scan of every vector (no matrix held)."
+    return profile().scan_memory
 
 # %% ../nbs/00a_tuning.ipynb #382d766d
 PRELOAD_MODULES = ("numpy", "duckdb", "duckdb_extension_fts", "onnxruntime", "tokenizers")

@@ -11,15 +11,14 @@ from datetime import datetime
 from pathlib import Path
 import numpy as np
 from .security import scope_condition
-from .store import limit_memory
+from . import tuning
 from .tables import Tables
 
 _rows = Tables()  # the in-memory side always reads through its caller's open connection
 
 # %% auto #0
-__all__ = ['COMPACT_ABOVE', 'CANDIDATES', 'CANDIDATE_SHARE', 'COMPACT_DUCKDB_MEMORY', 'SNAPSHOT_MAGIC', 'VectorMatrix', 'vectors',
-           'held', 'holds_vectors', 'sql_nearest', 'nearest', 'snapshot_path', 'save_snapshot', 'load_snapshot',
-           'one_shot_vectors', 'prefetch']
+__all__ = ['COMPACT_ABOVE', 'CANDIDATES', 'CANDIDATE_SHARE', 'SNAPSHOT_MAGIC', 'VectorMatrix', 'vectors', 'held', 'sql_nearest',
+           'nearest', 'snapshot_path', 'save_snapshot', 'load_snapshot', 'one_shot_vectors', 'prefetch']
 
 # %% ../nbs/06a_vectors.ipynb #46eb0cbd
 COMPACT_ABOVE = 200_000  # chunks; above this a process keeps int8 + sign bits in memory, float32 rows in a temp file
@@ -29,8 +28,6 @@ CANDIDATES = 2_000  # rows the sign-bit stage passes to int8 scoring (unscoped q
 CANDIDATE_SHARE = 50
 # rows per streamed batch: bounds the float32 held while loading (6 MB; 16k rows raised the peak by 50 MB at 1M chunks)
 _BATCH = 4_096
-# DuckDB's cap in a process holding a compact matrix: 64 MB answered as fast as 128 MB at 1M chunks, 60 MB less resident
-COMPACT_DUCKDB_MEMORY = "64MB"
 
 
 def _grow(a: np.ndarray, need: int) -> np.ndarray:
@@ -150,7 +147,7 @@ class VectorMatrix:
         stamps = stamps if stamps is not None else _rows.stamps(con)
         limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
         con.execute(
-            f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'"
+            f"SET memory_limit = '{tuning.compact_memory()}'"
         )  # DuckDB would keep the scanned float32 blocks cached: 2.9 GB RSS at 1M chunks, +250 MB at 100k
         try:
             for b in _rows.vector_rows(con, sources, _BATCH):
@@ -377,9 +374,9 @@ def vectors(
             vm.close()
         n, dim = _rows.chunk_count(con), _rows.vector_dim(con)
         vm = VectorMatrix(dim, n > (COMPACT_ABOVE if compact_above is None else compact_above))
-        if vm.compact and not os.environ.get("MINIRAG_DUCKDB_MEMORY"):  # this connection and the process's later ones
-            limit_memory(COMPACT_DUCKDB_MEMORY)
-            con.execute(f"SET memory_limit = '{COMPACT_DUCKDB_MEMORY}'")
+        if vm.compact and not tuning.memory_overridden():  # this connection and the process's later ones
+            tuning.limit_memory(tuning.compact_memory())
+            con.execute(f"SET memory_limit = '{tuning.compact_memory()}'")
         vm.reserve(n + n // 4 + 1024)
         vm.load(con)
         vm.gen = gen  # headroom: later writes append without copying (untouched pages cost no memory)
@@ -392,13 +389,7 @@ _asked: set = set()
 
 def held(db_key: str) -> bool:
     "Whether this process has, or keeps on first use, a matrix for `db_key`."
-    return db_key in _cache or holds_vectors()
-
-
-def holds_vectors() -> bool:
-    """Whether this process keeps a matrix from its first query: yes unless MINIRAG_HOLD_VECTORS=0 (the CLI: mostly
-    one question per process)."""
-    return os.environ.get("MINIRAG_HOLD_VECTORS", "1") != "0"
+    return db_key in _cache or tuning.holds_vectors()
 
 
 def sql_nearest(
@@ -421,7 +412,7 @@ def sql_nearest(
         sql = f"SELECT id, d, d FROM ({d}) ORDER BY d, id LIMIT ?"
     limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     con.execute(
-        "SET memory_limit = '256MB'"
+        f"SET memory_limit = '{tuning.scan_memory()}'"
     )  # a scan of every vector would otherwise stay cached: 1.6 GB RSS for one CLI query at 1M chunks
     try:
         rows = con.execute(sql, [q.tolist(), *ps, int(k)]).fetchall()
@@ -443,9 +434,9 @@ def nearest(
     gen: str | None = None,
 ) -> list[tuple[int, float]]:
     """Top-`k` (chunk id, distance) from this process's matrix, or from DuckDB when the process holds none and does
-    not keep one (`holds_vectors`)."""
+    not keep one (`tuning.holds_vectors`)."""
     if (
-        db_key not in _cache and not holds_vectors() and db_key not in _asked
+        db_key not in _cache and not tuning.holds_vectors() and db_key not in _asked
     ):  # a second question (eval) loads the matrix
         _asked.add(db_key)
         if not _rows.has_chunks(con):
@@ -625,7 +616,7 @@ def one_shot_vectors(con, db_key: str, gen: str | None = None) -> VectorMatrix |
 def prefetch(con, db_key: str, gen: str | None = None):
     """Get a one-shot process's vectors ready before its query vector is (they do not depend on it): the CLI reads
     the snapshot while the model finishes loading."""
-    if db_key in _cache or holds_vectors() or db_key in _asked or not _rows.has_chunks(con):
+    if db_key in _cache or tuning.holds_vectors() or db_key in _asked or not _rows.has_chunks(con):
         return
     _asked.add(db_key)
     if one_shot_vectors(con, db_key, gen) is None:

@@ -796,7 +796,7 @@ def test_corrupt_documents_fail_instead_of_being_indexed_as_text(index, root, na
 
 
 def test_ingest_and_query_write_nothing_in_the_home_folder(tmp_path, model_dir):
-    "ONNX Runtime ≥ 1.29 writes a device id and an event store under ~/.cache/Microsoft unless told not to (00_config)."
+    "ONNX Runtime ≥ 1.29 writes a device id and an event store under ~/.cache/Microsoft unless opted out (00a_tuning)."
     import subprocess, sys
 
     cli = str(Path(sys.executable).parent / "minirag-mcp")
