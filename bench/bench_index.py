@@ -15,6 +15,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 from minirag.api import Index, ingest_paths
+from minirag.wire import to_wire
 from minirag.embed import Embedder, packaged_model_dir
 from minirag.store import connect
 from minirag.tables import SourceRecord
@@ -88,9 +89,9 @@ def main():
         (root / f"doc{i:03d}.md").write_text(f"# Document {i}\n\n{body}\n")
     ix = Index.open(root, db_path=work / "ingest-db", model_name=str(model), cache_dir=work / "models", embedder=emb)
     t = time.perf_counter()
-    r = ingest_paths(ix, [root])
+    r = to_wire(ingest_paths(ix, [root]))
     dt = time.perf_counter() - t
-    n_chunks = ix.status()["chunkCount"]
+    n_chunks = to_wire(ix.status())["chunkCount"]
     with ix.store.session() as con:
         chunk_texts = [x[0] for x in con.execute("SELECT text FROM chunks").fetchall()]
     t = time.perf_counter()

@@ -259,6 +259,7 @@ CLI = (
 def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[str], cli_runs: int = 5) -> dict:
     "Latency, memory and recall of a querying process on the index in `db_dir` (run in a fresh process)."
     from minirag.api import Index
+    from minirag.wire import to_wire
     from minirag.search import vector_search, DOC_CONTEXT
 
     root = db_dir / "docs"
@@ -274,7 +275,7 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
     ix = Index.open(
         root, db_path=db_dir, model_name=str(model), cache_dir=db_dir.parent / "models", idle_close=0.5
     )  # as the server holds it
-    r = ix.query(queries[0], 8)
+    r = to_wire(ix.query(queries[0], 8))
     out["first_query_s"] = round(time.perf_counter() - t, 2)
     assert r["results"], "the index answers"
 
@@ -354,6 +355,7 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
 def batch_ingest(ix, root: Path, texts: list[str], files: int = 40, per_file: int = 12) -> dict:
     "A batch of new files into the big index (convert, chunk, embed, write) vs the bare embedder on the same texts."
     from minirag.api import ingest_paths
+    from minirag.wire import to_wire
 
     d = root / "part38" / "zz-batch"
     d.mkdir(parents=True, exist_ok=True)
@@ -362,7 +364,7 @@ def batch_ingest(ix, root: Path, texts: list[str], files: int = 40, per_file: in
             f"# Batch note {i}\n\n" + "\n\n".join(texts[100 + i * per_file : 100 + (i + 1) * per_file])
         )
     t = time.perf_counter()
-    r = ingest_paths(ix, [d])
+    r = to_wire(ingest_paths(ix, [d]))
     dt = time.perf_counter() - t
     assert r["ingested"] == files and not r["failed"], r
     with ix.store.session() as con:

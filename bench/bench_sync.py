@@ -5,6 +5,7 @@ Run: python bench/bench_sync.py [N] [--eval DIR]   (default DIR: ../shared/eval 
 import argparse, json, os, tempfile, time
 from pathlib import Path
 from minirag.api import Index
+from minirag.wire import to_wire
 from minirag.embed import packaged_model_dir, Embedder
 from evaldir import add_eval_arg, checked
 
@@ -37,9 +38,9 @@ emb.embed(["warm up"])
 ix = Index.open(root, db_path=tmp / "idx", model_name=str(model), cache_dir=model.parent, embedder=emb)
 
 t = time.perf_counter()
-r = ix.sync()
+r = to_wire(ix.sync())
 full = time.perf_counter() - t
-chunks = ix.status()["chunkCount"]
+chunks = to_wire(ix.status())["chunkCount"]
 print(
     f"files {N}: full sync {full:.1f} s, {r['ingested']} ingested, {r['failed']} failed, {chunks} chunks "
     f"→ {chunks / full:.0f} chunks/s end to end"
@@ -58,13 +59,13 @@ calls = emb.calls
 times = []
 for _ in range(3):
     t = time.perf_counter()
-    r = ix.sync()
+    r = to_wire(ix.sync())
     times.append(time.perf_counter() - t)
     assert r["skipped"] == N and emb.calls == calls, r
 print(f"no-change resync of {N} files: best {min(times):.3f} s, median {sorted(times)[1]:.3f} s (goal < 1 s)")
 for p in list(root.rglob("*.md"))[:200]:
     os.utime(p, (1, 1))
 t = time.perf_counter()
-r = ix.sync()
+r = to_wire(ix.sync())
 touched = time.perf_counter() - t
 print(f"resync after touching 200 files: {touched:.3f} s (hash 200, re-embed {emb.calls - calls})")

@@ -26,6 +26,7 @@ def main():
     if not a.folder.is_dir():
         raise SystemExit(f"{a.folder} is not a folder; give a folder of documents")
     from minirag.api import Index
+    from minirag.wire import to_wire
     from minirag.embed import packaged_model_dir
 
     work = Path(tempfile.mkdtemp(prefix="bench-sync-memory-"))
@@ -33,14 +34,14 @@ def main():
         model = packaged_model_dir(work / "models")
         ix = Index.open(a.folder.resolve(), db_path=work / "idx", model_name=str(model), cache_dir=model.parent)
         log = []
-        r = ix.sync(progress=lambda done, total, current: log.append((rss(), Path(current).name)))
+        r = to_wire(ix.sync(progress=lambda done, total, current: log.append((rss(), Path(current).name))))
         print(
             json.dumps(
                 dict(
                     files=r["ingested"],
                     failed=r["failed"],
                     seconds=r["seconds"],
-                    chunks=ix.status()["chunkCount"],
+                    chunks=to_wire(ix.status())["chunkCount"],
                     peak_rss_mb=rss("VmHWM"),
                     end_rss_mb=rss(),
                 )
