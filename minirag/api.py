@@ -12,13 +12,13 @@ from .config import Config, MiniragError, load_config, installed_version
 from .chunk import rebuild_document, SCHEME_VERSION
 from .convert import scanned_exts
 from .embed import preload
-from .ingest import Engine, FileItem, IngestReport, camel, check_source_id, file_hash
+from .ingest import Engine, FileItem, Ingested, IngestReport, check_source_id, file_hash
 from .ingest import ingest_file, ingest_data, ingest_url, ingest_items
 from .scan import scan
 from .search import candidate_window, candidates, default_fusion, display_path, hit_text, rank
 from .search import validate_query, vocab_share
 from .security import resolve_in_roots, in_scope, scope_bases
-from .tables import _ensure_model  # the one model check: with a model bound it only compares
+from .tables import check_model  # the one model check: with a model bound it only compares
 from .results import ChunkTable, Deleted, Document, FileList, ListedFile, ListedSource, NeighborChunk
 from .results import Neighbors, QueryResult, SourceTable, Status, read_back
 from . import ocr as _ocr
@@ -262,7 +262,7 @@ class Index:
         with self.store.session() as con:  # one connection for the check, the candidates and the read-back
             meta = tables.meta(con)
             if w < 1 and meta.get("model_id"):  # vectors of different models are never compared
-                _ensure_model(con, emb.model_id, emb.dim)
+                check_model(con, emb.model_id, emb.dim)
             if "model_id" not in meta and not tables.has_chunks(con):  # binding a model creates the table
                 return QueryResult(query, warnings=_scope_warnings(tables, bases, cfg.roots))
             fusion = cfg.fusion or default_fusion()
@@ -391,36 +391,38 @@ class Index:
                     return r
         raise MiniragError(f"{s} is not in the index; give a source id or display path from ix.sources()")
 
-    def ingest(self, path, must_be_absolute: bool = False) -> dict:
+    def ingest(self, path, must_be_absolute: bool = False) -> Ingested:
         "Ingest one file (replacing what is indexed for it)."
-        return camel(ingest_file(self.engine, path, must_be_absolute))
+        return ingest_file(self.engine, path, must_be_absolute)
 
-    def ingest_data(self, content: str, format: str = "markdown", source: str = None, title: str | None = None) -> dict:
+    def ingest_data(
+        self, content: str, format: str = "markdown", source: str = None, title: str | None = None
+    ) -> Ingested:
         "Index content you hold under a source id you choose."
         self.cfg.check()
-        return camel(ingest_data(self.engine, content, format, source, title))
+        return ingest_data(self.engine, content, format, source, title)
 
-    def ingest_url(self, url: str, source: str | None = None) -> dict:
+    def ingest_url(self, url: str, source: str | None = None) -> Ingested:
         "Fetch an http(s) URL under the URL rules and index it; the source id defaults to the URL."
         self.cfg.check()
-        return camel(ingest_url(self.engine, url, source))
+        return ingest_url(self.engine, url, source)
 
-    def sync(self, path=None, progress=None, must_be_absolute: bool = False) -> dict:
+    def sync(self, path=None, progress=None, must_be_absolute: bool = False) -> _syncmod.SyncReport:
         "Reconcile the index with the roots, or with one path inside them."
         _sync_path(path, must_be_absolute)
         preload(model_name=self.cfg.model_name)  # before the embedding thread starts: imports stay on this thread
-        return camel(_syncmod.sync(self.engine, path, progress, must_be_absolute))
+        return _syncmod.sync(self.engine, path, progress, must_be_absolute)
 
-    def sync_start(self, path=None, must_be_absolute: bool = False) -> dict:
-        "Start a sync in the background; returns {jobId, state} at once."
+    def sync_start(self, path=None, must_be_absolute: bool = False) -> _jobs.SyncStarted:
+        "Start a sync in the background; returns its job id and state at once."
         _sync_path(path, must_be_absolute)
         # in the caller's thread, before the sync thread and its embedding thread start: imports stay on one thread
         preload(model_name=self.cfg.model_name)
-        return camel(_jobs.jobs_of(self).start(self.engine, path, must_be_absolute))
+        return _jobs.jobs_of(self).start(self.engine, path, must_be_absolute)
 
-    def sync_status(self, job_id: str) -> dict:
+    def sync_status(self, job_id: str) -> _jobs.SyncJob:
         "State (running|succeeded|failed), counts and progress of a background sync."
-        return camel(_jobs.jobs_of(self).status(job_id))
+        return _jobs.jobs_of(self).status(job_id)
 
     def warm_up(self, stop=lambda: False) -> list[str]:
         "Load what a first query needs (imports, model, first inference, vectors), writing nothing; `stop()` ends it."
@@ -440,7 +442,7 @@ class Index:
         return done
 
 # %% ../nbs/10_api.ipynb #9404c8a9
-def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None) -> dict:
+def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None) -> IngestReport:
     "Ingest files and folders (recursively, never deleting); returns counts, per-file warnings and the ingested files."
     cfg = ix.cfg.check()
     preload(model_name=cfg.model_name)  # before ingest_items starts its embedding thread: imports on this thread
@@ -458,4 +460,4 @@ def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None
     run = ingest_items(ix.engine, todo, progress)
     warnings += run.warnings
     report = IngestReport(len(run.ingested), len(warnings), warnings + run.notes, [i.source for i in run.ingested])
-    return camel(report)
+    return report

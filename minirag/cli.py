@@ -8,11 +8,18 @@ Docs: https://example.invalid/minirag/cli.html.md"""
 from __future__ import annotations
 import argparse, json, math, os, sys, tempfile, textwrap
 from pathlib import Path
-from .config import MiniragError, DEFAULT_MODEL, BUDGET_RANGE, MAX_TOP_K, installed_version
+from minirag.config import (
+    MiniragError,
+    MAX_TOP_K,
+    environment_help,
+    installed_version,
+    setting,
+)
+from . import tuning
 
 # %% auto #0
-__all__ = ['ENVIRONMENT', 'EXAMPLES', 'SCOPE_HELP', 'READ_ONLY_COMMANDS', 'whole', 'top_k', 'fraction', 'fractions', 'UsageError',
-           'CliParser', 'build_parser', 'Progress', 'run', 'sample_docs_dir', 'main']
+__all__ = ['ENVIRONMENT', 'EXAMPLES', 'SCOPE_HELP', 'READ_ONLY_COMMANDS', 'WRITING_COMMANDS', 'whole', 'top_k', 'fraction',
+           'fractions', 'UsageError', 'CliParser', 'build_parser', 'Progress', 'run', 'sample_docs_dir', 'main']
 
 # %% ../nbs/14_cli.ipynb #657f1be6
 def whole(lo: int, hi: int | None = None):
@@ -63,29 +70,7 @@ def fractions(s: str) -> tuple[float, ...]:
     return ws
 
 
-ENVIRONMENT = f"""environment (a flag overrides its variable):
-  BASE_DIR                    one document root (default: the current directory)
-  BASE_DIRS                   several roots as a JSON array, e.g. '["/docs/a", "/docs/b"]'
-  DB_PATH                     index directory (default: <first root>/.minirag)
-  CACHE_DIR                   model cache (default: the user cache folder minirag/models)
-  MODEL_NAME                  fastembed model id or local model folder
-                              (default: {DEFAULT_MODEL})
-  MAX_FILE_SIZE               largest file ingested, in bytes (default: 104857600)
-  CHUNK_TOKEN_BUDGET          tokens per chunk, {BUDGET_RANGE[0]}..{BUDGET_RANGE[1]} (default: 110)
-  RAG_HYBRID_WEIGHT           keyword share: 0.0 vectors only .. 1.0 keywords only (default: 0.6)
-  RAG_GROUPING                similar | related (default: unset, every hit)
-  RAG_FUSION                  adaptive | rrf (default: adaptive)
-  RAG_MAX_DISTANCE            drop hits farther than this cosine distance
-  RAG_MAX_FILES               at most this many files in one result
-  RAG_OCR_LANG                OCR language model (an invalid value lists the valid ones)
-  RAG_OCR_MIN_CHARS_PER_PAGE  PDF pages with fewer text characters are OCRed (default: 25; 0 disables)
-  RAG_INSTRUCTIONS_APPEND     a paragraph appended to the MCP server instructions
-  ALLOW_PRIVATE_URLS          1/true/yes/on lets ingest-url fetch private addresses (default: off)
-  MINIRAG_LOCK_WAIT           seconds to wait while another process writes the index (default: 15)
-  MINIRAG_WARM_UP             0 stops the MCP server loading the model and vectors in the background at start (default: 1)
-  MINIRAG_DUCKDB_MEMORY       DuckDB's memory cap, e.g. 256MB or 1GB (default: 512MB; 64MB in a process holding over 200k vectors)
-  MINIRAG_IDLE_CLOSE          seconds the MCP server keeps the idle index open; another process waiting gets it at once (default: 30)
-  MINIRAG_DEBUG               1 shows the stack trace of an unexpected error"""
+ENVIRONMENT = environment_help()  # generated from the settings table, as the README's table is
 
 EXAMPLES = {
     None: """minirag-mcp demo                                   # index the bundled samples, run a query
@@ -344,11 +329,11 @@ def _print_warnings(r, err):
         print(f"warn: {w}", file=err)
 
 
-def _print_counts(r: dict, out, err):
+def _print_counts(r, out, err):  # an IngestReport or a SyncReport
     "Counts on one line (stdout), then one `warn:` line per failure (stderr)."
     from minirag.sync import COUNT_KEYS
 
-    print("  ".join(f"{k} {r[k]}" for k in COUNT_KEYS if k in r), file=out)
+    print("  ".join(f"{k} {getattr(r, k)}" for k in COUNT_KEYS if hasattr(r, k)), file=out)
     _print_warnings(r, err)
 
 
@@ -361,10 +346,10 @@ def _shown(path: str) -> str:
         return path
 
 
-def _print_ingested(ix, r: dict, out):
+def _print_ingested(ix, r, out):  # an IngestReport
     "One line per ingested source with its chunk count."
-    counts = {s["source"]: s["chunk_count"] for s in ix.engine.tables.sources(r["files"])} if r["files"] else {}
-    for f in r["files"]:
+    counts = {s["source"]: s["chunk_count"] for s in ix.engine.tables.sources(r.files)} if r.files else {}
+    for f in r.files:
         n = counts.get(f, "?")
         print(f"ingested {_shown(f)}  ({n} chunk{'' if n == 1 else 's'})", file=out)
 
@@ -454,7 +439,7 @@ def _command(a, out, err) -> int:
             if a.cmd == "ingest" and not a.quiet:
                 _print_ingested(ix, r, out)
             _print_counts(r, out, err)
-        return 1 if r["failed"] else 0
+        return 1 if r.failed else 0
     if a.cmd == "eval":
         from minirag.evaluate import eval_cli
 
@@ -512,7 +497,7 @@ def run(argv=None, out=None, err=None) -> int:
         print("interrupted", file=err)
         return 130
     except Exception as e:
-        if os.environ.get("MINIRAG_DEBUG"):
+        if setting("MINIRAG_DEBUG"):
             raise
         return _error(
             f"unexpected {type(e).__name__}: {str(e)[:200]} (set MINIRAG_DEBUG=1 for details)",
@@ -549,7 +534,7 @@ def _demo(a, out, err, emit) -> int:
             where = db if a.db_path else "a temporary index (removed on exit; --db-path DIR keeps one)"
             if not emit and not a.quiet:
                 print(
-                    f"indexed {r['ingested']} documents from {', '.join(roots)} (failed {r['failed']}) into {where}\n",
+                    f"indexed {r.ingested} documents from {', '.join(roots)} (failed {r.failed}) into {where}\n",
                     file=out,
                 )
             _print_warnings(r, err)
@@ -562,10 +547,11 @@ def _demo(a, out, err, emit) -> int:
         if not a.quiet:
             print(f"query: {a.query}\n", file=out)
         _print_query(q, out)
-    return 1 if r["failed"] else 0
+    return 1 if r.failed else 0
 
 # %% ../nbs/14_cli.ipynb #052bd236
 READ_ONLY_COMMANDS = ("query", "read", "read-neighbors", "list", "status")
+WRITING_COMMANDS = ("ingest", "sync", "ingest-url", "delete", "demo", "eval")
 
 
 def main(argv=None):
@@ -579,11 +565,9 @@ def main(argv=None):
         from minirag.server import serve
 
         return serve()
-    # one command per process: the vector snapshot beside the index, or one DuckDB scan, beats loading every vector
-    os.environ.setdefault("MINIRAG_HOLD_VECTORS", "0")
-    # numpy asks for huge pages for arrays over 4 MB and the kernel may compact memory first: reading 147 MB of vectors
-    # into one took 1 s in 1 run of 3 (0.04 s otherwise), steadily 0.08 s without
-    os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")
+    # one command per process: no vector matrix held, no huge pages for numpy (see minirag.tuning); a writing command
+    # also gets the sync profile's memory caps
+    tuning.apply("sync" if argv[0] in WRITING_COMMANDS else "cli")
     code = 0
     try:
         code = run(argv)

@@ -16,8 +16,8 @@ from platformdirs import user_cache_dir
 __all__ = ['DEFAULT_MODEL', 'MAX_TOP_K', 'BUDGET_RANGE', 'DEFAULT_CHUNK_TOKEN_BUDGET', 'DEFAULT_HYBRID_WEIGHT',
            'DEFAULT_MAX_FILE_SIZE', 'DEFAULT_OCR_MIN_CHARS', 'IDLE_CLOSE', 'LOCK_WAIT', 'DEFAULT_OCR_LANG',
            'OCR_LANG_IDS', 'log', 'SETTINGS', 'Config', 'README_START', 'README_END', 'MiniragError', 'ConfigError',
-           'IndexBusyError', 'validate_ocr_lang', 'Setting', 'setting', 'idle_close_setting', 'installed_version',
-           'is_system_dir', 'load_config', 'user_settings', 'environment_help', 'settings_markdown', 'readme_block']
+           'IndexBusyError', 'validate_ocr_lang', 'Setting', 'setting', 'installed_version', 'is_system_dir',
+           'load_config', 'user_settings', 'environment_help', 'settings_markdown', 'readme_block']
 
 # %% ../nbs/00_config.ipynb #5c75fda4
 class MiniragError(ValueError):
@@ -272,11 +272,6 @@ def setting(
     if name not in SETTINGS:
         raise KeyError(f"{name} is not a minirag setting; declare it in config.SETTINGS")
     return SETTINGS[name].read((os.environ if env is None else env).get(name), default)
-
-
-def idle_close_setting(env=None) -> float:
-    "MINIRAG_IDLE_CLOSE in seconds (≥ 0), else `IDLE_CLOSE`; a bad value is logged and the default used."
-    return setting("MINIRAG_IDLE_CLOSE", env)  # kept for the server until it calls `setting` itself
 
 # %% ../nbs/00_config.ipynb #a1c0ffe1
 def installed_version() -> str:

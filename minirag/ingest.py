@@ -8,7 +8,7 @@ Docs: https://example.invalid/minirag/ingest.html.md"""
 from __future__ import annotations
 import hashlib, io, re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field, fields, is_dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
@@ -29,7 +29,7 @@ from . import ocr as _ocr
 # %% auto #0
 __all__ = ['MAX_TITLE_CHARS', 'FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS', 'EMBED_BATCH_FILES',
            'LOOKUP_REBUILD_FILES', 'Engine', 'prepare_chunks', 'FileItem', 'TextItem', 'Prepared', 'Ingested',
-           'IngestReport', 'camel', 'file_hash', 'prepare', 'check_source_id', 'content_to_markdown', 'FatalError',
+           'IngestReport', 'file_hash', 'prepare', 'check_source_id', 'content_to_markdown', 'FatalError',
            'short_error', 'failure_context', 'model_ready', 'Pipeline', 'ingest_file', 'ingest_data', 'ingest_url',
            'ingest_items']
 
@@ -137,29 +137,6 @@ class IngestReport:
     failed: int
     warnings: list[str]
     files: list[str]
-
-
-_OPTIONAL = ("ocr_engine", "url", "error", "warnings")  # left out of the wire dict when None
-
-
-def _camel_key(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(w.title() for w in rest)
-
-
-def camel(result):
-    "Today's wire dict of a write-path result: camelCase keys, optional fields left out when None."
-    if is_dataclass(result):
-        return {
-            _camel_key(f.name): camel(v)
-            for f in fields(result)
-            if not ((v := getattr(result, f.name)) is None and f.name in _OPTIONAL)
-        }
-    if isinstance(result, list):
-        return [camel(x) for x in result]
-    if isinstance(result, dict):
-        return {k: camel(v) for k, v in result.items()}
-    return result
 
 # %% ../nbs/07_ingest.ipynb #a6025491
 def file_hash(path: Path) -> str:

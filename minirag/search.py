@@ -7,10 +7,10 @@ Docs: https://example.invalid/minirag/search.html.md"""
 # %% ../nbs/06_search.ipynb #a78ffc35
 from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
-import os, re
+import re
 from dataclasses import dataclass, field
 import numpy as np
-from .config import MiniragError, MAX_TOP_K
+from .config import MiniragError, MAX_TOP_K, DEFAULT_HYBRID_WEIGHT, setting
 from .keywords import query_words, stem_terms
 from .security import scope_condition
 from .store import has_chunks
@@ -188,13 +188,7 @@ def fuse_adaptive(
 
 def default_fusion(env=None) -> str:
     "The fusion named by RAG_FUSION (default 'adaptive')."
-    raw = (os.environ if env is None else env).get("RAG_FUSION")
-    v = (raw or "").strip().lower() or "adaptive"
-    if v not in FUSIONS:
-        raise MiniragError(
-            f"RAG_FUSION={raw!r} is not valid; use {' or '.join(repr(f) for f in FUSIONS)} or leave it unset"
-        )
-    return v
+    return setting("RAG_FUSION", env)  # the settings table parses it and names the valid choices
 
 
 def candidate_window(top_k: int) -> int:
@@ -354,7 +348,7 @@ def candidates(
     query: str,
     window: int,
     scope: str | list[str] | None = None,
-    weight: float = 0.6,  # keyword share: 0 runs no keyword search, 1 no vector search
+    weight: float = DEFAULT_HYBRID_WEIGHT,  # keyword share: 0 runs no keyword search, 1 no vector search
     gen: str | None = None,  # the index's generation (meta is read once per query)
 ) -> Candidates:
     "Both sides' candidate windows, run side by side (embedding in a worker thread while BM25 runs)."
@@ -375,7 +369,7 @@ def candidates(
 def rank(
     c: Candidates,
     top_k: int,
-    weight: float = 0.6,
+    weight: float = DEFAULT_HYBRID_WEIGHT,
     fusion: str = "adaptive",
     known: float = 1.0,  # vocab_share of the query (adaptive only)
     grouping: str | None = None,  # similar | related

@@ -18,8 +18,9 @@ from minirag.config import (
     MAX_TOP_K,
     load_config,
     installed_version,
-    idle_close_setting,
+    setting,
 )
+from . import tuning
 
 # %% auto #0
 __all__ = ['INSTRUCTIONS', 'MAX_BUILTIN_INSTRUCTIONS', 'MAX_INSTRUCTIONS', 'TOOL_DESCRIPTIONS', 'TOOL_ANNOTATIONS', 'TOOL_NAMES',
@@ -434,7 +435,7 @@ class Tools:
         embedder=None,
     ):  # an already loaded `Embedder` (tests), else loaded on first use
         self.cfg, self.embedder = cfg, embedder
-        self.idle_close = idle_close_setting() if idle_close is None else idle_close
+        self.idle_close = setting("MINIRAG_IDLE_CLOSE") if idle_close is None else idle_close
         self._ix, self._lock = None, threading.Lock()
         self._warm, self._imported, self._warm_lock, self._called = None, threading.Event(), threading.Lock(), False
         self._needed = threading.Event()  # a tool that embeds is waiting: the warm-up stops after its current step
@@ -470,7 +471,7 @@ class Tools:
                 return tool_result(op(self.index))
         except Exception as e:
             if not isinstance(e, MiniragError):
-                log.warning("%s failed: %s", tool, error_message(e), exc_info=bool(os.environ.get("MINIRAG_DEBUG")))
+                log.warning("%s failed: %s", tool, error_message(e), exc_info=setting("MINIRAG_DEBUG"))
             return tool_error(error_message(e))
 
     def warm_up(self):
@@ -502,7 +503,7 @@ class Tools:
                 done = ix.warm_up(stop=self._needed.is_set)
                 log.debug("warm-up done in %.2f s (%s)", time.perf_counter() - t0, done)
         except Exception as e:  # the tool that needs the failing part reports it
-            log.debug("warm-up stopped: %s", error_message(e), exc_info=bool(os.environ.get("MINIRAG_DEBUG")))
+            log.debug("warm-up stopped: %s", error_message(e), exc_info=setting("MINIRAG_DEBUG"))
 
     def sync_start(
         self,
@@ -666,8 +667,9 @@ def _interrupted(signum, frame):
 
 def serve():
     "Serve MCP on stdio: protocol frames on stdout, logs on stderr; warm up in the background."
+    tuning.apply("server")  # first: the profile must be chosen before numpy is imported
     logging.basicConfig(
-        level=logging.DEBUG if os.environ.get("MINIRAG_DEBUG") else logging.WARNING,
+        level=logging.DEBUG if setting("MINIRAG_DEBUG") else logging.WARNING,
         stream=sys.stderr,
         format="minirag-mcp: %(message)s",
     )
@@ -679,9 +681,7 @@ def serve():
         print(TTY_HINT, file=sys.stderr, flush=True)
     signal.signal(signal.SIGINT, _interrupted)
     srv = build_server()
-    srv.warm_on_list = (
-        os.environ.get("MINIRAG_WARM_UP", "1").strip() != "0"
-    )  # 0: load on first use, as before (benchmarks compare)
+    srv.warm_on_list = setting("MINIRAG_WARM_UP")  # 0: load on first use, as before (benchmarks compare)
     try:
         srv.run("stdio")
     except KeyboardInterrupt:

@@ -19,7 +19,7 @@ from .store import has_chunks as _chunks_table_exists
 from .store import build_lookups, remove_lookups
 
 # %% auto #0
-__all__ = ['SourceRecord', 'Tables']
+__all__ = ['SourceRecord', 'check_model', 'Tables']
 
 # %% ../nbs/05b_tables.ipynb #e486e201
 @dataclass
@@ -54,7 +54,7 @@ def _bump(con) -> int:
     return g
 
 
-def _ensure_model(con, model_id: str, dim: int):
+def check_model(con, model_id: str, dim: int):
     "Bind an empty index to a model, or refuse a different one: vectors of two models are never compared."
     m = _meta(con)
     if "model_id" in m and m["model_id"] != model_id:
@@ -124,7 +124,7 @@ def write_batch(self: Tables, items: list[tuple[SourceRecord, list[dict], np.nda
     dim = items[0][2].shape[1]
     kws = [[raw_terms(c["text"]) for c in chunks] for _, chunks, _ in items]
     with self.store.transaction() as con:
-        _ensure_model(con, model_id, dim)
+        check_model(con, model_id, dim)
         srcs = [rec.source for rec, _, _ in items]
         ph = ", ".join("?" * len(srcs))
         held = {

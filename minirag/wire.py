@@ -8,6 +8,9 @@ Docs: https://example.invalid/minirag/wire.html.md"""
 from __future__ import annotations
 from dataclasses import fields, is_dataclass
 from .results import Hit, ListedFile, QueryResult, Status
+from .ingest import Ingested, IngestReport
+from .sync import SyncReport
+from .jobs import SyncJob, SyncStarted
 
 # %% auto #0
 __all__ = ['RENAMED', 'LOCAL', 'OMITTED_WHEN_NONE', 'camel', 'to_wire']
@@ -20,6 +23,12 @@ OMITTED_WHEN_NONE = {
     (Status, "ocr_hint"),
     (Status, "index_error"),
     (Status, "index_bytes"),
+    (Ingested, "ocr_engine"),
+    (Ingested, "url"),
+    (IngestReport, "warnings"),
+    (SyncReport, "warnings"),
+    (SyncStarted, "warnings"),
+    (SyncJob, "error"),
 }
 
 

@@ -40,7 +40,7 @@ def test_kill_during_sync_then_heal(stage, tmp_path, model_dir, shared_embedder)
     root, db = tmp_path/"docs", tmp_path/"idx"
     for n, t in OLD.items(): write(root, n, t)
     open_ix = lambda: Index.open(root, db_path=db, model_name=str(model_dir), cache_dir=model_dir.parent, embedder=shared_embedder)
-    ix = open_ix(); assert ix.sync()["ingested"] == 5; ix.close()
+    ix = open_ix(); assert to_wire(ix.sync())["ingested"] == 5; ix.close()
     k = 300 if stage == "embedding" else 40   # the embedding pause is at the second batch: more chunks than one batch holds (256)
     for i in range(k): write(root, f"new/n{i:03}.md", f"# New {i}\n\nNew note {i} about the silver mine, level {i}.\n")
     write(root, "old0.md", "# Old 0\n\nOld note 0 was edited: the copper mine closed.\n")
@@ -65,10 +65,10 @@ def test_kill_during_sync_then_heal(stage, tmp_path, model_dir, shared_embedder)
     if stage in ("write", "txn"): assert 0 <= written < k
     if stage == "embedding": assert 0 < written < k               # one batch in, the next one not yet
     if stage == "maintenance": assert written == k
-    r = ix.sync()
+    r = to_wire(ix.sync())
     assert r["failed"] == 0 and r["deleted"] == 0 and r["moved"] == 0, r
     assert r["ingested"] + r["skipped"] == k + 5 and r["ingested"] >= k - written, r
     assert len(consistent(ix)) == k + 5
     assert "closed" in to_wire(ix.read(root/"old0.md"))["text"]
-    assert {k: ix.sync()[k] for k in COUNT_KEYS} == dict(ingested=0, skipped=k + 5, moved=0, deleted=0, failed=0, unreadable=0)
+    assert {k: to_wire(ix.sync())[k] for k in COUNT_KEYS} == dict(ingested=0, skipped=k + 5, moved=0, deleted=0, failed=0, unreadable=0)
     ix.close()

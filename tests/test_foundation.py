@@ -24,7 +24,7 @@ def corpus(index, root):
     for n, t in DOCS.items(): write(root, n, t)
     write(root, "SPEC-112_Warehouse stock.md", "# 1. General provisions\n\nStock is counted at the end of each month.\n")
     from minirag.api import ingest_paths
-    r = ingest_paths(index, [root])
+    r = to_wire(ingest_paths(index, [root]))
     assert r["failed"] == 0, r["warnings"]
     return index
 
@@ -70,7 +70,7 @@ def test_response_shape(corpus, root):
 def test_keyword_side_sees_ingest_and_delete_at_once(corpus, root):
     assert not any("ZEBRA-77" in h["text"] for h in to_wire(corpus.query("ZEBRA-77", weight=1.0))["results"])
     p = write(root, "zebra.md", "# Zebra\n\nCode ZEBRA-77 marks the striped pallets.\n")
-    corpus.ingest(p)
+    to_wire(corpus.ingest(p))
     assert top_source(corpus, "ZEBRA-77", weight=1.0) == "zebra.md"
     corpus.delete(p)
     assert not any(h["source"] == str(p) for h in to_wire(corpus.query("ZEBRA-77", weight=1.0))["results"])
@@ -81,7 +81,7 @@ def test_scoped_query_after_deletes_returns_the_true_top_k(index, root):
         write(root, f"a/doc{i}.md", f"# Note {i}\n\nShipping schedule number {i} for the northern depot.\n")
         write(root, f"b/doc{i}.md", f"# Note {i}\n\nShipping schedule number {i} for the southern depot.\n")
     from minirag.api import ingest_paths
-    ingest_paths(index, [root])
+    to_wire(ingest_paths(index, [root]))
     for i in range(0, 12, 2): to_wire(index.delete(root/f"a/doc{i}.md"))
     r = to_wire(index.query("shipping schedule", top_k=5, scope=str(root/"a")))
     assert len(r["results"]) == 5
@@ -110,7 +110,7 @@ def test_model_mismatch_is_a_clear_error(corpus, root, tmp_path):
     with pytest.raises(MiniragError, match="built with model 'local:all-MiniLM-L6-v2-int8:.*other/model"):
         ix2.query("stock")
     with pytest.raises(MiniragError, match="vectors of different models cannot be mixed"):
-        ix2.ingest(root/"bread.md")
+        to_wire(ix2.ingest(root/"bread.md"))
 
 def test_topk_rules(corpus):
     with pytest.raises(MiniragError, match="at least 1"): corpus.query("x", top_k=0)
@@ -129,13 +129,13 @@ def test_no_network_during_ingest_and_query(corpus, root, monkeypatch):
     monkeypatch.setattr(socket.socket, "connect", refuse)
     monkeypatch.setattr(socket, "create_connection", refuse)
     monkeypatch.setattr(socket, "getaddrinfo", refuse)
-    corpus.ingest(write(root, "offline.md", "# Offline\n\nEverything here is local.\n"))
+    to_wire(corpus.ingest(write(root, "offline.md", "# Offline\n\nEverything here is local.\n")))
     assert to_wire(corpus.query("local", top_k=2))["results"]
 
 def test_replace_keeps_old_chunks_when_new_version_yields_nothing(corpus, root):
     p = root/"garden.md"
     p.write_bytes(b"\x00\x00binary now")
-    with pytest.raises(MiniragError): corpus.ingest(p)
+    with pytest.raises(MiniragError): to_wire(corpus.ingest(p))
     assert to_wire(corpus.read(p))["text"].count("tomatoes") == 1
 
 def test_status_does_not_load_the_model(corpus, root, model_dir):
@@ -197,7 +197,7 @@ def test_missing_hub_model_is_a_clear_error(tmp_path, monkeypatch):
 def test_read_rebuilds_a_30_row_table_as_one_table(index, root):
     rows = "\n".join(f"| item-{i:02d} | {i * 7} pallets stored in aisle {i % 5} near the loading dock |" for i in range(30))
     p = write(root, "stock.md", "# Stock\n\n## Inventory\n\n| Item | Where |\n|---|---|\n" + rows + "\n")
-    r = index.ingest(p)
+    r = to_wire(index.ingest(p))
     assert r["chunkCount"] > 1   # the table really was split across chunks
     text = to_wire(index.read(p))["text"]
     assert text.count("| Item | Where |") == 1 and text.count("item-") == 30
@@ -206,7 +206,7 @@ def test_read_rebuilds_a_30_row_table_as_one_table(index, root):
 def test_every_chunk_respects_the_budget_with_the_real_tokenizer(index, root):
     long = " ".join(f"Sentence {i} explains one more detail of the warehouse process." for i in range(200))
     p = write(root, "long.md", "# Long\n\n" + long + "\n\n```python\n" + "x = 1\n" * 40 + "```\n")
-    index.ingest(p)
+    to_wire(index.ingest(p))
     rows = index.engine.tables.chunks_of(str(p))
     count = index.engine.counter.count
     budget = index.cfg.chunk_token_budget
@@ -215,7 +215,7 @@ def test_every_chunk_respects_the_budget_with_the_real_tokenizer(index, root):
     assert count(rows[0]["text"]) <= 128   # chunk 0 carries the title and still fits the model
 
 def test_stale_scheme_is_reported(index, root, monkeypatch):
-    index.ingest(write(root, "a.md", "# A\n\nSome text about apples.\n"))
+    to_wire(index.ingest(write(root, "a.md", "# A\n\nSome text about apples.\n")))
     assert to_wire(index.status())["staleChunkCount"] == 0 and to_wire(index.status())["schemeWarning"] is None
     import minirag.api
     monkeypatch.setattr(minirag.api, "SCHEME_VERSION", minirag.api.SCHEME_VERSION + 1)
@@ -227,13 +227,13 @@ def test_stale_scheme_is_reported(index, root, monkeypatch):
                                     (dict(before=1.5), "before=1.5"), (dict(chunk_index=-2), "chunkIndex=-2")])
 def test_neighbour_bounds_are_validated(index, root, kw, msg):
     p = write(root, "n.md", "# N\n\nOne.\n\n## Two\n\nTwo.\n")
-    index.ingest(p)
+    to_wire(index.ingest(p))
     args = dict(chunk_index=0, file_path=p); args.update(kw)
     with pytest.raises(MiniragError, match=msg.replace("(", r"\(")): to_wire(index.read_neighbors(**args))
 
 def test_neighbours_out_of_range_is_empty(index, root):
     p = write(root, "n.md", "# N\n\nOne.\n\n## Two\n\nTwo.\n")
-    index.ingest(p)
+    to_wire(index.ingest(p))
     assert to_wire(index.read_neighbors(500, file_path=p))["chunks"] == []
     got = to_wire(index.read_neighbors(1, file_path=p, before=1, after=1))["chunks"]
     assert [c["chunkIndex"] for c in got][:2] == [0, 1] and sum(c["isTarget"] for c in got) == 1

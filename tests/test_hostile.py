@@ -42,8 +42,8 @@ def world(tmp_path_factory, model_dir, shared_embedder):
     write(root, "100%_x/c.txt", "Quartermaster notes about the pelican ledger.\n")
     os.symlink(outside/"secret.md", root/"link.md"); os.symlink(outside, root/"outdir")
     ix = Index.open(root, model_name=str(model_dir), cache_dir=model_dir.parent, embedder=shared_embedder)
-    assert ingest_paths(ix, [root])["ingested"] == 3
-    ix.ingest_data("Data note about the pelican ledger.", "text", "notes/n1")
+    assert to_wire(ingest_paths(ix, [root]))["ingested"] == 3
+    to_wire(ix.ingest_data("Data note about the pelican ledger.", "text", "notes/n1"))
     old = os.getcwd(); os.chdir(root)
     yield SimpleNamespace(ix=ix, root=root, base=base, outside=outside)
     os.chdir(old); ix.close()
@@ -100,21 +100,21 @@ def _anchored(w, rel, anchor):
 @example(rel="outdir/secret.md", anchor="relative", absolute=False).via("explicit")
 def test_path_arguments(world, rel, anchor, absolute):
     w = world; ix = w.ix; p = _anchored(w, rel, anchor)
-    for name, fn in [("ingest", lambda: ix.ingest(p, must_be_absolute=absolute)),
+    for name, fn in [("ingest", lambda: to_wire(ix.ingest(p, must_be_absolute=absolute))),
                      ("read", lambda: to_wire(ix.read(file_path=p, must_be_absolute=absolute))),
                      ("read_neighbors", lambda: to_wire(ix.read_neighbors(0, file_path=p, before=1, after=1, must_be_absolute=absolute))),
-                     ("ingest_paths", lambda: ingest_paths(ix, [p], must_be_absolute=absolute)),
+                     ("ingest_paths", lambda: to_wire(ingest_paths(ix, [p], must_be_absolute=absolute))),
                      ("read_source", lambda: to_wire(ix.read(source=p)) if _utf8(p) else None)]:   # surrogates: see the xfail below
         assert_no_escape(w, attempt(f"path:{name}", fn))
     r = attempt("path:delete", lambda: to_wire(ix.delete(file_path=p, must_be_absolute=absolute)))
     if r is not None:   # a real document was named: it must be one under the root; put it back
-        assert in_scope(r["source"], str(w.root)); ix.ingest(r["source"])
+        assert in_scope(r["source"], str(w.root)); to_wire(ix.ingest(r["source"]))
 
 @pytest.mark.parametrize("call", ["read", "delete", "ingest_data", "query", "scope"])
 def test_lone_surrogates_in_ids_and_queries(world, call):
     ix, bad = world.ix, "notes/\ud800"
     fn = {"read": lambda: to_wire(ix.read(source=bad)), "delete": lambda: to_wire(ix.delete(source=bad)),
-          "ingest_data": lambda: ix.ingest_data("text about pelicans", "text", bad),
+          "ingest_data": lambda: to_wire(ix.ingest_data("text about pelicans", "text", bad)),
           "query": lambda: to_wire(ix.query("pelican \ud800")), "scope": lambda: to_wire(ix.query("pelican", scope=bad))}[call]
     attempt("surrogate", fn)
 
@@ -254,7 +254,7 @@ def test_document_bytes(world, ext, magic, body):
     w = world; n = TRIED["document bytes"]
     p = w.root/"hostile"/f"doc{n}{ext}"; p.parent.mkdir(exist_ok=True); p.write_bytes(magic + body)
     try:
-        r = attempt("document bytes", lambda: w.ix.ingest(p))
+        r = attempt("document bytes", lambda: to_wire(w.ix.ingest(p)))
         if r:
             assert r["chunkCount"] >= 1 and r["source"] == str(p)
             assert_no_escape(w, to_wire(w.ix.read(file_path=p)))
@@ -268,7 +268,7 @@ def test_document_text(world, text, ext):
     w = world; n = TRIED["document text"]
     p = w.root/"hostile"/f"text{n}{ext}"; p.parent.mkdir(exist_ok=True); p.write_text(text, encoding="utf-8", errors="surrogatepass")
     try:
-        r = attempt("document text", lambda: w.ix.ingest(p))
+        r = attempt("document text", lambda: to_wire(w.ix.ingest(p)))
         if r:
             back = to_wire(w.ix.read(file_path=p))["text"]
             assert back.strip() and SECRET not in back
@@ -280,7 +280,7 @@ def test_document_text(world, text, ext):
        source=st.one_of(st.sampled_from(["notes/h", "/etc/passwd", "", " ", "a\x00b", "x" * 600, "../up", "notes/n1/"]), st.text(max_size=30)),
        title=st.one_of(st.none(), st.text(max_size=200)))
 def test_ingest_data_values(world, content, fmt, source, title):
-    r = attempt("ingest_data", lambda: world.ix.ingest_data(content, fmt, source, title))
+    r = attempt("ingest_data", lambda: to_wire(world.ix.ingest_data(content, fmt, source, title)))
     assert_no_escape(world, r)
     if r and r["source"] != "notes/n1": to_wire(world.ix.delete(source=r["source"]))
-    elif r: world.ix.ingest_data("Data note about the pelican ledger.", "text", "notes/n1")
+    elif r: to_wire(world.ix.ingest_data("Data note about the pelican ledger.", "text", "notes/n1"))

@@ -24,7 +24,7 @@ def test_mixed_pdf_is_searchable_and_listed_with_its_engine(index, root):
     cover = ["Quarterly inventory report", "Prepared by the logistics team"]
     page = scans.page_image(["Pallet discrepancy in aisle seven", "Инвентаризация склада завершена"])
     p = scans.mixed_pdf(root / "report.pdf", cover, [page])
-    r = index.ingest(p)
+    r = to_wire(index.ingest(p))
     assert r["ocrEngine"].startswith("tesseract")
     text = to_wire(index.read(p))["text"]
     assert "Quarterly inventory report" in text and "discrepancy" in text.lower() and "инвентаризация" in text.lower()
@@ -39,7 +39,7 @@ def test_mixed_pdf_is_searchable_and_listed_with_its_engine(index, root):
 def test_image_is_a_document_with_the_extra(index, root):
     img = root / "whiteboard.png"
     scans.page_image(["Deployment checklist", "rotate the signing keys"], a4=False).save(img)
-    r = index.ingest(img)
+    r = to_wire(index.ingest(img))
     assert r["chunkCount"] >= 1
     assert to_wire(index.query("signing keys", top_k=1))["results"][0]["source"] == str(img)
 
@@ -48,7 +48,7 @@ def test_scan_without_the_extra_is_a_clear_error(index, root, monkeypatch):
     p = scans.image_pdf(root / "scan.pdf", [scans.page_image(["Only pixels here"])])
     monkeypatch.setattr(ocr, "ocr_available", lambda: False)
     with pytest.raises(MiniragError, match=r"no text layer.*pip install 'minirag\[ocr\]'"):
-        index.ingest(p)
+        to_wire(index.ingest(p))
 
 
 def test_images_are_not_documents_without_the_extra(index, root, monkeypatch):
@@ -56,7 +56,7 @@ def test_images_are_not_documents_without_the_extra(index, root, monkeypatch):
     scans.page_image(["hello"], a4=False).save(img)
     monkeypatch.setattr(ocr, "ocr_available", lambda: False)
     with pytest.raises(MiniragError, match="OCR extra"):
-        index.ingest(img)
+        to_wire(index.ingest(img))
     assert [f for f in to_wire(index.list_files())["files"] if f["displayPath"] == "photo.png"] == []
 
 

@@ -24,7 +24,7 @@ def open_ix(root, model_dir, emb, **env):
 @pytest.fixture
 def built(docs_root, model_dir, shared_embedder):
     ix = open_ix(docs_root, model_dir, shared_embedder)
-    assert ingest_paths(ix, [docs_root])["failed"] == 0
+    assert to_wire(ingest_paths(ix, [docs_root]))["failed"] == 0
     yield ix
     ix.close()
 

@@ -146,7 +146,7 @@ def boundary(index, root):
     os.symlink(outside / "secret.md", root / "notes.md")  # link to an existing outside file
     os.symlink(outside / "missing.md", root / "dangling.md")  # link to a missing outside file
     os.symlink(outside, root / "outdir")  # link to an outside folder
-    index.ingest(root / "a.md")
+    to_wire(index.ingest(root / "a.md"))
     yield outside
     os.chmod(outside / "locked.md", 0o600)
 
@@ -171,11 +171,11 @@ def outside_targets(root, outside):
 
 
 OPS = {
-    "ingest": lambda ix, p, abs_: ix.ingest(p, must_be_absolute=abs_),
+    "ingest": lambda ix, p, abs_: to_wire(ix.ingest(p, must_be_absolute=abs_)),
     "read": lambda ix, p, abs_: to_wire(ix.read(file_path=p, must_be_absolute=abs_)),
     "read_neighbors": lambda ix, p, abs_: to_wire(ix.read_neighbors(0, file_path=p, must_be_absolute=abs_)),
     "delete": lambda ix, p, abs_: to_wire(ix.delete(file_path=p, must_be_absolute=abs_)),
-    "ingest_paths": lambda ix, p, abs_: ingest_paths(ix, [p], must_be_absolute=abs_),
+    "ingest_paths": lambda ix, p, abs_: to_wire(ingest_paths(ix, [p], must_be_absolute=abs_)),
 }
 
 
@@ -205,7 +205,7 @@ def test_sync_path_refuses_outside_targets(index, root, boundary):
     shapes = set()
     for t in outside_targets(root, boundary):
         with pytest.raises(OutsideRootError) as e:
-            index.sync(t)
+            to_wire(index.sync(t))
         shapes.add(str(e.value)[len(str(t)) :])
     assert len(shapes) == 1
 
@@ -213,10 +213,10 @@ def test_sync_path_refuses_outside_targets(index, root, boundary):
 def test_relative_escape_from_cwd_is_refused(index, root, boundary, monkeypatch):
     "R-L3: relative paths resolve against the current directory and still cannot leave the roots."
     monkeypatch.chdir(root)
-    assert index.ingest("a.md")["source"] == str(root / "a.md")
+    assert to_wire(index.ingest("a.md"))["source"] == str(root / "a.md")
     for p in ["../outside/secret.md", "notes.md", "outdir/secret.md", "./../outside/missing.md"]:
         with pytest.raises(OutsideRootError):
-            index.ingest(p)
+            to_wire(index.ingest(p))
 
 
 def test_mcp_paths_must_be_absolute(index, root, boundary, monkeypatch):
@@ -229,14 +229,14 @@ def test_mcp_paths_must_be_absolute(index, root, boundary, monkeypatch):
 
 def test_scan_skips_links_out_of_the_roots_end_to_end(index, root, boundary):
     "R-S2: links to outside files/folders are never listed, ingested or searchable; a named link is refused."
-    r = ingest_paths(index, [root])
+    r = to_wire(ingest_paths(index, [root]))
     assert r["failed"] == 0, r["warnings"]
     listed = [f["filePath"] for f in to_wire(index.list_files())["files"]]
     assert listed == [str(root / "a.md")]
     assert not any(SECRET in h["text"] for h in to_wire(index.query(f"{SECRET} credentials", top_k=20))["results"])
     assert to_wire(index.status())["sourceCount"] == 1
     with pytest.raises(OutsideRootError):
-        index.ingest(root / "notes.md")
+        to_wire(index.ingest(root / "notes.md"))
 
 
 def test_links_inside_roots_are_indexed_under_the_link_path_once(index, root):
@@ -245,14 +245,14 @@ def test_links_inside_roots_are_indexed_under_the_link_path_once(index, root):
     write(root, "a.md", "# Alpha\n\nThe alpha document talks about harbours.\n")
     os.symlink(root / "a.md", root / "alias.md")
     os.symlink(root / "sub", root / "subalias")
-    r = ingest_paths(index, [root])
+    r = to_wire(ingest_paths(index, [root]))
     assert r["failed"] == 0
     assert sorted(r["files"]) == sorted(map(str, [root / "a.md", root / "alias.md", root / "sub/b.md"]))
     listed = [f["filePath"] for f in to_wire(index.list_files())["files"]]
     assert sorted(listed) == sorted(r["files"]) and len(set(listed)) == len(listed)
     assert to_wire(index.read(file_path=root / "alias.md"))["source"] == str(root / "alias.md")
     # a file reached through the folder alias is the same document, not a second copy
-    assert index.ingest(root / "subalias" / "b.md")["source"] == str(root / "sub/b.md")
+    assert to_wire(index.ingest(root / "subalias" / "b.md"))["source"] == str(root / "sub/b.md")
     assert to_wire(index.status())["sourceCount"] == 3
 
 
@@ -287,7 +287,7 @@ def test_system_directories_are_refused_as_roots(d, model_dir):
     ix = Index.open(d, model_name=str(model_dir), cache_dir=model_dir.parent)
     assert "system directory" in to_wire(ix.status())["configError"]
     with pytest.raises(ConfigError):
-        ix.ingest(os.path.expanduser(d))
+        to_wire(ix.ingest(os.path.expanduser(d)))
     with pytest.raises(ConfigError):
         ix.query("anything")
 
@@ -301,11 +301,11 @@ def test_a_home_root_never_reaches_secrets_folders(root, model_dir, shared_embed
     write(home, "notes/todo.md", "# Todo\n\nWater the plants.\n")
     ix = Index.open(home, model_name=str(model_dir), cache_dir=model_dir.parent, embedder=shared_embedder)
     assert ix.cfg.error is None
-    assert ingest_paths(ix, [home])["files"] == [str(home / "notes/todo.md")]
+    assert to_wire(ingest_paths(ix, [home]))["files"] == [str(home / "notes/todo.md")]
     shapes = set()
     for p in [home / ".ssh/id_rsa.md", home / ".gnupg/notes.txt", "~/.ssh/id_rsa.md"]:
         with pytest.raises(OutsideRootError) as e:
-            ix.ingest(p)
+            to_wire(ix.ingest(p))
         shapes.add(str(e.value)[len(str(p)) :])
     assert len(shapes) == 1
     ix.close()
@@ -318,9 +318,9 @@ def test_index_directory_is_never_scanned(root, model_dir, shared_embedder):
             root, db_path=db, model_name=str(model_dir), cache_dir=model_dir.parent, embedder=shared_embedder
         )
         write(root, "a.md", "# Alpha\n\nharbours\n")
-        ix.ingest(root / "a.md")
+        to_wire(ix.ingest(root / "a.md"))
         write(ix.cfg.db_path, "leak.md", "# Leak\n\nindex dir file\n")
-        r = ingest_paths(ix, [root])
+        r = to_wire(ingest_paths(ix, [root]))
         assert r["files"] == [str(root / "a.md")], r
         assert [f["filePath"] for f in to_wire(ix.list_files())["files"]] == [str(root / "a.md")]
         ix.close()
@@ -353,10 +353,10 @@ def test_ingest_and_query_write_nothing_outside_the_index_dir(index, root, tmp_p
     for k in ("TMPDIR", "TEMP", "TMP"):
         monkeypatch.setenv(k, str(tmpd))
     db = index.cfg.db_path
-    index.ingest_data("warm up so the index dir exists", "text", "notes/warm")  # creating it is the one allowed change
+    to_wire(index.ingest_data("warm up so the index dir exists", "text", "notes/warm"))  # creating it is the one allowed change
     watched = lambda: {k: v for k, v in _tree(tmp_path, model_dir).items() if not k.startswith(str(db))}
     before = watched()
-    r = ingest_paths(index, [root])
+    r = to_wire(ingest_paths(index, [root]))
     assert r["failed"] == 0 and r["ingested"] == len(made), r["warnings"]
     for tok, p in made.items():
         assert to_wire(index.query(tok, top_k=3))["results"]
@@ -394,10 +394,10 @@ def scoped_corpus(tmp_path_factory, model_dir, shared_embedder):
     for i, n in enumerate(SCOPE_FILES):
         write(root, n, f"# Doc {i}\n\nThe quartermaster ledger {n} mentions the word pelican.\n")
     ix = Index.open(root, model_name=str(model_dir), cache_dir=model_dir.parent, embedder=shared_embedder)
-    r = ingest_paths(ix, [root])
+    r = to_wire(ingest_paths(ix, [root]))
     assert r["ingested"] == len(SCOPE_FILES), r["warnings"]
     for sid in DATA_IDS:
-        ix.ingest_data(f"The quartermaster ledger {sid} mentions the word pelican.", "text", sid)
+        to_wire(ix.ingest_data(f"The quartermaster ledger {sid} mentions the word pelican.", "text", sid))
     yield ix, root
     ix.close()
 
@@ -505,7 +505,7 @@ def test_quoted_names_read_and_delete_literally(scoped_corpus):
             ix.read(file_path=root / "a_b/x.md")
         assert to_wire(ix.read(source="it's/a_b"))["text"].count("pelican") == 1
     finally:
-        ix.ingest(root / "a_b/x.md")
+        to_wire(ix.ingest(root / "a_b/x.md"))
 
 
 def index_text(ix, p):
@@ -524,7 +524,7 @@ def test_source_ids_that_are_paths_obey_the_current_roots(index, root, tmp_path,
         cache_dir=model_dir.parent,
         embedder=shared_embedder,
     )
-    ix_other.ingest(other / "s.md")
+    to_wire(ix_other.ingest(other / "s.md"))
     ix_other.close()
     with pytest.raises(MiniragError):
         index.read(source=str(other / "s.md"))
@@ -595,13 +595,13 @@ def _url_index(root, model_dir, emb, allow):
 def test_ingest_url_indexes_a_loopback_page_when_allowed(root, model_dir, shared_embedder, page_server):
     "R-I5/R-S10: fetched, titled from <title>, searchable, readable; source id defaults to the URL; --source overrides."
     ix = _url_index(root, model_dir, shared_embedder, True)
-    r = ix.ingest_url(page_server.url)
+    r = to_wire(ix.ingest_url(page_server.url))
     assert r["source"] == page_server.url and r["url"] == page_server.url
     assert r["title"] == "Lighthouse keeping manual" and r["chunkCount"] >= 1
     top = to_wire(ix.query("FRESNELTOKEN wick", top_k=3))["results"][0]
     assert top["source"] == page_server.url and top["title"] == "Lighthouse keeping manual"
     assert "FRESNELTOKEN" in to_wire(ix.read(source=page_server.url))["text"]
-    r2 = ix.ingest_url(page_server.url + "?v=2", source="manuals/lighthouse")
+    r2 = to_wire(ix.ingest_url(page_server.url + "?v=2", source="manuals/lighthouse"))
     assert r2["source"] == "manuals/lighthouse" and r2["url"] == page_server.url + "?v=2"
     assert {h["source"] for h in to_wire(ix.query("FRESNELTOKEN", top_k=5, scope="manuals"))["results"]} == {
         "manuals/lighthouse"
@@ -617,7 +617,7 @@ def test_ingest_url_refuses_loopback_by_default(root, model_dir, shared_embedder
     ix = _url_index(root, model_dir, shared_embedder, False)
     url = page_server.url.replace("127.0.0.1", host)
     with pytest.raises(MiniragError) as e:
-        ix.ingest_url(url)
+        to_wire(ix.ingest_url(url))
     msg = str(e.value)
     assert host.strip("[]") in msg and "loopback" in msg and no_trace(msg)
     assert page_server.hits == [] and to_wire(ix.status())["sourceCount"] == 0
@@ -670,12 +670,12 @@ def test_no_network_io_for_local_formats_and_queries(root, model_dir, monkeypatc
     ix = Index.open(
         root, model_name=str(model_dir), cache_dir=model_dir.parent, embedder=Embedder(str(model_dir), model_dir.parent)
     )
-    r = ingest_paths(ix, [root])
+    r = to_wire(ingest_paths(ix, [root]))
     assert r["failed"] == 0 and r["ingested"] == len(made), r["warnings"]
     for tok, p in made.items():
         hits = to_wire(ix.query(tok, top_k=3))["results"]
         assert hits[0]["source"] == str(p), (tok, [h["source"] for h in hits])
-    ix.ingest_data("<p>Caller held <b>HTML</b> about DATATOKEN.</p>", "html", "notes/data")
+    to_wire(ix.ingest_data("<p>Caller held <b>HTML</b> about DATATOKEN.</p>", "html", "notes/data"))
     assert to_wire(ix.query("DATATOKEN", top_k=1))["results"][0]["source"] == "notes/data"
     to_wire(ix.read(file_path=made["PDFTOKEN"]))
     to_wire(ix.list_files())
@@ -732,7 +732,7 @@ def test_error_messages_quote_at_most_a_short_prefix(index, root):
     )  # corrupt zip/ipynb may be read as text: see the xfail below
     for p in _bad_docs(root, secret):
         try:
-            index.ingest(p)
+            to_wire(index.ingest(p))
         except MiniragError as e:
             msgs.append(str(e))
             must_fail.discard(p.name)
@@ -741,14 +741,14 @@ def test_error_messages_quote_at_most_a_short_prefix(index, root):
     for call in [
         lambda: to_wire(index.query(secret + secret)),
         lambda: to_wire(index.query(secret + "\x00" + secret)),
-        lambda: index.ingest_data(secret, "bogus", "notes/x"),
-        lambda: index.ingest_data(secret, "text", secret),
-        lambda: index.ingest_data(secret, "text", "/" + secret),
+        lambda: to_wire(index.ingest_data(secret, "bogus", "notes/x")),
+        lambda: to_wire(index.ingest_data(secret, "text", secret)),
+        lambda: to_wire(index.ingest_data(secret, "text", "/" + secret)),
         lambda: to_wire(index.read(source=secret[:150])),
-        lambda: index.ingest(root / (secret[:300] + ".md")),
-        lambda: index.ingest(secret),
+        lambda: to_wire(index.ingest(root / (secret[:300] + ".md"))),
+        lambda: to_wire(index.ingest(secret)),
         lambda: to_wire(index.query("x" * 4001, scope=secret)),
-        lambda: index.ingest_url("ftp://" + secret),
+        lambda: to_wire(index.ingest_url("ftp://" + secret)),
     ]:
         with pytest.raises(MiniragError) as e:
             call()
@@ -792,7 +792,7 @@ def test_corrupt_documents_fail_instead_of_being_indexed_as_text(index, root, na
     "R-Y5: a corrupt or mislabelled document is a failure, never its raw bytes in the index."
     (root / name).write_bytes(data)
     with pytest.raises(MiniragError):
-        index.ingest(root / name)
+        to_wire(index.ingest(root / name))
 
 
 def test_ingest_and_query_write_nothing_in_the_home_folder(tmp_path, model_dir):

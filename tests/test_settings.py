@@ -53,7 +53,7 @@ def test_idle_close_bad_value_is_logged_and_30_used(caplog):
     with caplog.at_level(logging.WARNING, logger="minirag"):
         assert setting("MINIRAG_IDLE_CLOSE", {"MINIRAG_IDLE_CLOSE": "soon"}) == 30.0
     assert "MINIRAG_IDLE_CLOSE='soon' is not a number of seconds ≥ 0; using 30.0" in caplog.text
-    assert config.idle_close_setting({"MINIRAG_IDLE_CLOSE": "2"}) == 2.0
+    assert setting("MINIRAG_IDLE_CLOSE", {"MINIRAG_IDLE_CLOSE": "2"}) == 2.0
 
 def test_process_knobs_parse_as_before():
     assert setting("MINIRAG_LOCK_WAIT", {}) == 15.0

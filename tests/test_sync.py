@@ -63,28 +63,28 @@ TEXTS = {"alpha.md": "# Alpha\n\nThe alpha document talks about routers and swit
 @pytest.fixture
 def synced(index, root):
     for n, t in TEXTS.items(): write(root, n, t)
-    r = index.sync()
+    r = to_wire(index.sync())
     assert counts(r) == C(ingested=3), r
     return index
 
 def test_resync_and_touch_embed_nothing(synced, root, monkeypatch):
     calls = synced.engine.embedder.calls
-    assert counts(synced.sync()) == C(skipped=3)
+    assert counts(to_wire(synced.sync())) == C(skipped=3)
     os.utime(root/"bravo.md", (1_000_000, 1_000_000))
-    assert counts(synced.sync()) == C(skipped=3)
+    assert counts(to_wire(synced.sync())) == C(skipped=3)
     assert synced.engine.embedder.calls == calls
     assert sources(synced)["bravo.md"]["mtime"] == 1_000_000.0        # the stored mtime follows the file
     # (size, mtime) equal → not even hashed
     hashed = []
     monkeypatch.setattr(msync, "file_hash", lambda p: hashed.append(p) or hashlib.sha256(Path(p).read_bytes()).hexdigest())
-    assert counts(synced.sync()) == C(skipped=3) and hashed == []
+    assert counts(to_wire(synced.sync())) == C(skipped=3) and hashed == []
     os.utime(root/"alpha.md", (2_000_000, 2_000_000))
-    assert counts(synced.sync()) == C(skipped=3) and [p.name for p in hashed] == ["alpha.md"]
+    assert counts(to_wire(synced.sync())) == C(skipped=3) and [p.name for p in hashed] == ["alpha.md"]
 
 def test_edit_reingests_only_that_file(synced, root):
     calls = synced.engine.embedder.calls
     (root/"bravo.md").write_text("# Bravo\n\nBravo now covers rye bread and a cold proof.\n")
-    assert counts(synced.sync()) == C(ingested=1, skipped=2)
+    assert counts(to_wire(synced.sync())) == C(ingested=1, skipped=2)
     assert synced.engine.embedder.calls > calls
     assert "rye" in to_wire(synced.read(root/"bravo.md"))["text"]
 
@@ -94,29 +94,29 @@ def test_stale_scheme_is_reingested_with_same_bytes(synced, root):
         con.execute("UPDATE sources SET scheme = ? WHERE source = ?", [SCHEME_VERSION - 1, str(root/"alpha.md")])
         con.execute("UPDATE chunks SET scheme = ? WHERE source = ?", [SCHEME_VERSION - 1, str(root/"alpha.md")])
     assert to_wire(synced.status())["staleChunkCount"] > 0
-    assert counts(synced.sync()) == C(ingested=1, skipped=2)
+    assert counts(to_wire(synced.sync())) == C(ingested=1, skipped=2)
     assert to_wire(synced.status())["staleChunkCount"] == 0 and sources(synced)["alpha.md"]["scheme"] == SCHEME_VERSION
 
 def test_deleted_file_is_pruned(synced, root):
     (root/"alpha.md").unlink()
-    assert counts(synced.sync()) == C(deleted=1, skipped=2)
+    assert counts(to_wire(synced.sync())) == C(deleted=1, skipped=2)
     assert "alpha.md" not in sources(synced)
 
 def test_restricted_sync_never_prunes_outside_its_path(index, root):
     "R-Y2: /r/docs never covers /r/docs-archive (prefix at a separator only)."
     write(root, "docs/a.md", "# A\n\nAbout apples.\n"); write(root, "docs-archive/b.md", "# B\n\nAbout bananas.\n")
     write(root, "other/c.md", "# C\n\nAbout cherries.\n")
-    assert index.sync()["ingested"] == 3
+    assert to_wire(index.sync())["ingested"] == 3
     (root/"docs-archive/b.md").unlink(); (root/"other/c.md").unlink(); write(root, "docs/d.md", "# D\n\nAbout dates.\n")
-    r = index.sync(root/"docs")
+    r = to_wire(index.sync(root/"docs"))
     assert counts(r) == C(ingested=1, skipped=1) and r["scope"] == str(root/"docs")
     assert {"docs-archive/b.md", "other/c.md"} <= set(sources(index))
-    r = index.sync(str(root/"docs-archive/b.md"))               # one vanished file, named: pruned
+    r = to_wire(index.sync(str(root/"docs-archive/b.md")))               # one vanished file, named: pruned
     assert counts(r) == C(deleted=1) and "docs-archive/b.md" not in sources(index)
-    assert counts(index.sync()) == C(deleted=1, skipped=2)
+    assert counts(to_wire(index.sync())) == C(deleted=1, skipped=2)
 
 def test_restricted_sync_outside_roots_is_refused(index, tmp_path):
-    with pytest.raises(MiniragError, match="outside the document roots"): index.sync(tmp_path)
+    with pytest.raises(MiniragError, match="outside the document roots"): to_wire(index.sync(tmp_path))
 
 def test_move_is_repathed_without_reading(synced, root, monkeypatch):
     "R-Y3: same name, same bytes, other folder → rename_source; no conversion, no embedding."
@@ -124,7 +124,7 @@ def test_move_is_repathed_without_reading(synced, root, monkeypatch):
     def boom(*a, **k): raise AssertionError("a moved file must not be converted")
     monkeypatch.setattr(mingest, "convert_file", boom)
     (root/"archive").mkdir(); os.rename(root/"bravo.md", root/"archive/bravo.md")
-    assert counts(synced.sync()) == C(moved=1, skipped=2)
+    assert counts(to_wire(synced.sync())) == C(moved=1, skipped=2)
     assert synced.engine.embedder.calls == calls
     s = sources(synced)
     assert "archive/bravo.md" in s and "bravo.md" not in s and s["archive/bravo.md"]["chunk_count"] > 0
@@ -137,7 +137,7 @@ def test_renamed_or_edited_move_is_reread(synced, root, how):
     (root/"archive").mkdir()
     if how == "renamed": os.rename(root/"bravo.md", root/"archive/bread.md")
     else: (root/"archive/bravo.md").write_text(TEXTS["bravo.md"] + "\nOne more line.\n"); (root/"bravo.md").unlink()
-    assert counts(synced.sync()) == C(ingested=1, deleted=1, skipped=2)
+    assert counts(to_wire(synced.sync())) == C(ingested=1, deleted=1, skipped=2)
 
 # ---- R-Y4: what cannot be listed is kept -----------------------------------------------------------
 
@@ -153,7 +153,7 @@ def _deny_listing(monkeypatch, folder: Path):
 def test_unlistable_folder_keeps_its_entries(synced, root, monkeypatch):
     (root/"bravo.md").unlink()                         # a real deletion elsewhere still happens
     _deny_listing(monkeypatch, root/"sub")
-    r = synced.sync()
+    r = to_wire(synced.sync())
     assert counts(r) == C(deleted=1, skipped=1, failed=1)
     assert r["warnings"] == [f"{root/'sub'}: folder cannot be listed (Permission denied); kept 1 indexed file(s) under it: {root/'sub/charlie.md'}"]
     assert "sub/charlie.md" in sources(synced)
@@ -164,7 +164,7 @@ def test_unlistable_folder_keeps_its_entries(synced, root, monkeypatch):
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads through chmod 000; covered by the scandir test above")
 def test_unlistable_folder_chmod(synced, root):
     os.chmod(root/"sub", 0)
-    try: r = synced.sync()
+    try: r = to_wire(synced.sync())
     finally: os.chmod(root/"sub", 0o755)
     assert r["failed"] == 1 and "sub/charlie.md" in sources(synced)
 
@@ -173,10 +173,10 @@ def test_missing_root_and_suddenly_empty_root_keep_everything(tmp_path, model_di
     for r in (r1, r2):
         for i in range(5): write(r, f"n{i}.md", f"# Note {i} in {r.name}\n\nSome text number {i} about {r.name}.\n")
     ix = Index.open([r1, r2], db_path=tmp_path/"idx", model_name=str(model_dir), cache_dir=model_dir.parent, embedder=shared_embedder)
-    assert ix.sync()["ingested"] == 10
+    assert to_wire(ix.sync())["ingested"] == 10
     os.rename(r2, tmp_path/"unmounted")                 # a drive that is not there
     for f in r1.iterdir(): f.unlink()                   # a root that lists nothing
-    r = ix.sync()
+    r = to_wire(ix.sync())
     assert counts(r) == C(failed=2), r
     assert len(ix.engine.tables.sources()) == 10
     w1 = next(w for w in r["warnings"] if w.startswith(str(r1)))
@@ -196,7 +196,7 @@ def test_bad_files_are_named_and_the_rest_ingests(index, root):
     (root/"empty.txt").write_bytes(b"")
     (root/"latin1.txt").write_bytes("Caf\xe9 cr\xe8me br\xfbl\xe9e is served with a spoon.\n".encode("latin-1") + b"\xff\xfe end\n")
     (root/"~$good.docx").write_bytes(b"lock file bytes"); (root/".hidden.md").write_text("# Hidden\n\nnever indexed\n")
-    r = index.sync()
+    r = to_wire(index.sync())
     bad = ["corrupt.pdf", "secret.docx", "image.md", "empty.txt"]
     assert (r["ingested"], r["failed"]) == (2, 4), r
     for name, w in zip(sorted(bad), sorted(r["warnings"], key=lambda w: Path(w.split(":")[0]).name)):
@@ -211,7 +211,7 @@ def test_bad_files_are_named_and_the_rest_ingests(index, root):
 
 def test_failed_reingest_keeps_the_previous_version(synced, root):
     (root/"alpha.md").write_bytes(b"\x00\x01binary now")
-    r = synced.sync()
+    r = to_wire(synced.sync())
     assert r["failed"] == 1 and "alpha.md" in r["warnings"][0]
     assert "routers" in to_wire(synced.read(root/"alpha.md"))["text"]
 
@@ -226,11 +226,11 @@ def test_indexed_images_are_kept_as_unreadable_without_ocr(synced, root, monkeyp
                    emb.embed([text]))], emb.model_id)
     monkeypatch.setattr("minirag.ocr.ocr_available", lambda: False)
     (root/"new.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x01" * 64)
-    r = synced.sync()
+    r = to_wire(synced.sync())
     assert counts(r) == C(skipped=3, unreadable=1)
     assert "scan.png" in sources(synced) and "new.png" not in sources(synced)
     img.unlink()
-    assert counts(synced.sync()) == C(skipped=3, deleted=1)
+    assert counts(to_wire(synced.sync())) == C(skipped=3, deleted=1)
 
 # ---- R-Y7: the sync lock ------------------------------------------------------------------------------
 
@@ -248,40 +248,40 @@ def test_second_sync_is_refused_while_ingest_and_query_work(synced, root):
         assert p.stdout.readline().strip() == "held"
         time.sleep(1.1)
         t = time.monotonic()
-        with pytest.raises(SyncBusyError) as ei: synced.sync()
+        with pytest.raises(SyncBusyError) as ei: to_wire(synced.sync())
         assert time.monotonic() - t < 1, "refused at once, not after a wait"
         assert f"pid {p.pid}, running for 1 s" in str(ei.value) or f"pid {p.pid}, running for 2 s" in str(ei.value)
-        with pytest.raises(SyncBusyError): synced.sync_start()
-        synced.ingest(write(root, "quick.md", "# Quick\n\nA single-file ingest during a sync is fine.\n"))
+        with pytest.raises(SyncBusyError): to_wire(synced.sync_start())
+        to_wire(synced.ingest(write(root, "quick.md", "# Quick\n\nA single-file ingest during a sync is fine.\n")))
         assert to_wire(synced.query("single-file ingest", top_k=1))["results"][0]["source"].endswith("quick.md")
     finally:
         p.kill(); p.wait()
-    assert counts(synced.sync()) == C(skipped=4)          # the kernel dropped the dead holder's lock
+    assert counts(to_wire(synced.sync())) == C(skipped=4)          # the kernel dropped the dead holder's lock
 
 # ---- R-Y10: jobs ----------------------------------------------------------------------------------------
 
 def test_sync_job_runs_in_background(index, root):
     for i in range(40): write(root, f"f{i:02}.md", f"# File {i}\n\nParagraph {i} about topic {i % 7}.\n")
     t = time.monotonic()
-    j = index.sync_start()
+    j = to_wire(index.sync_start())
     assert j["state"] == "running" and time.monotonic() - t < 0.5
     seen = []
-    while (s := index.sync_status(j["jobId"]))["state"] == "running":
+    while (s := to_wire(index.sync_status(j["jobId"])))["state"] == "running":
         seen.append(s["progress"]); time.sleep(0.02)
     assert s["state"] == "succeeded" and s["counts"]["ingested"] == 40 and "error" not in s
     assert s["progress"] == {"done": 40, "total": 40, "current": ""}
     assert any(0 < p["done"] < 40 for p in seen), "progress was visible while running"
-    with pytest.raises(MiniragError, match="unknown sync job"): index.sync_status("nope")
-    with pytest.raises(MiniragError, match="outside the document roots"): index.sync_start("/etc")
+    with pytest.raises(MiniragError, match="unknown sync job"): to_wire(index.sync_status("nope"))
+    with pytest.raises(MiniragError, match="outside the document roots"): to_wire(index.sync_start("/etc"))
 
 def test_failed_job_reports_the_error(index, root, monkeypatch):
     def broken(*a, **k): raise RuntimeError("disk on fire")
     monkeypatch.setattr(msync, "scan", broken)
-    j = index.sync_start()
-    while (s := index.sync_status(j["jobId"]))["state"] == "running": time.sleep(0.02)
+    j = to_wire(index.sync_start())
+    while (s := to_wire(index.sync_status(j["jobId"])))["state"] == "running": time.sleep(0.02)
     assert s["state"] == "failed" and "disk on fire" in s["error"]
     monkeypatch.undo()
-    assert index.sync()["failed"] == 0                      # the lock was released
+    assert to_wire(index.sync())["failed"] == 0                      # the lock was released
 
 # ---- CLI ---------------------------------------------------------------------------------------------------
 
@@ -324,7 +324,7 @@ def test_a_sync_opens_the_index_once_not_once_per_batch(index, root, monkeypatch
     monkeypatch.setattr(Store, "_open", lambda self: (opens.append(1), real_open(self))[1])
     monkeypatch.setattr(Tables, "write_batch", lambda *a, **k: (writes.append(1), real_write(*a, **k))[1])
     assert index.store.idle_close == 0                    # a one-shot process (the CLI) closes after each operation …
-    r = index.sync()
+    r = to_wire(index.sync())
     assert r["ingested"] == 24 and len(writes) >= 6, (r, len(writes))
     assert len(opens) == 1, len(opens)                    # … but not between a sync's batches
     assert index.store._con is None and index.store.idle_close == 0   # closed at the end, setting restored

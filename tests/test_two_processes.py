@@ -18,9 +18,9 @@ for line in sys.stdin:
         op = cmd["op"]
         if op == "query": r = to_wire(ix.query(cmd["q"], top_k=3))
         elif op == "sources": r = [s["source"] for s in ix.engine.tables.sources()] if ix.store.exists() else []
-        elif op == "ingest": r = ix.ingest(cmd["path"])
-        elif op == "sync_start": r = ix.sync_start()
-        elif op == "sync_status": r = ix.sync_status(cmd["id"])
+        elif op == "ingest": r = to_wire(ix.ingest(cmd["path"]))
+        elif op == "sync_start": r = to_wire(ix.sync_start())
+        elif op == "sync_status": r = to_wire(ix.sync_status(cmd["id"]))
         print(json.dumps({"ok": r}, default=str), flush=True)
     except Exception as e:
         print(json.dumps({"error": f"{type(e).__name__}: {e}"}), flush=True)

@@ -5,6 +5,7 @@ from minirag.config import MiniragError
 from minirag.frames import RESULT_COLUMNS, CHUNK_COLUMNS, SOURCE_COLUMNS, QueryResult
 from minirag.widgets import ChunkExplorer, SearchExplorer, SEARCH_VIEW_COLUMNS, split_labels
 from conftest import write
+from minirag.wire import to_wire
 
 def test_column_contracts_are_stable():
     assert RESULT_COLUMNS == ["rank", "display_path", "title", "chunk_index", "section", "score", "distance",
@@ -21,8 +22,8 @@ def filled(index, root):
                                  "## Timeouts\n\nA timeout means the host did not answer at all.\n")
     rows = "\n".join(f"| SKU-{i} | pallet wrap batch {i} | zone B{i % 9} | {i * 7} |" for i in range(60))
     write(root, "stock.md", "# Stock\n\n## Inventory\n\n| SKU | Description | Zone | Qty |\n|---|---|---|---|\n" + rows + "\n")
-    for f in ("net/errors.md", "stock.md"): index.ingest(root/f)
-    index.ingest_data("Error E-1042 pages the storage engineer.", source="notes/oncall", title="On-call")
+    for f in ("net/errors.md", "stock.md"): to_wire(index.ingest(root/f))
+    to_wire(index.ingest_data("Error E-1042 pages the storage engineer.", source="notes/oncall", title="On-call"))
     return index
 
 def test_search_frame_types_and_values(filled, root):
