@@ -88,7 +88,7 @@ def build(db_dir: Path, n: int, model: Path, texts: list[str], base: np.ndarray,
     from minirag.embed import Embedder
     from minirag.keywords import raw_terms, STEM_SQL
     from minirag.store import Store, connect
-    from minirag.tables import Tables, _ensure_model as ensure_model, _set_meta as set_meta  # raw bulk load
+    from minirag.tables import Tables, check_model as ensure_model, _set_meta as set_meta  # raw bulk load
 
     t0 = time.perf_counter()
     if db_dir.exists():

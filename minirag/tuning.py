@@ -49,8 +49,6 @@ def apply(kind: str) -> Profile:
     _process["kind"] = kind
     if not PROFILES[kind].numpy_hugepages:
         os.environ.setdefault("NUMPY_MADVISE_HUGEPAGE", "0")  # numpy reads it once, when it is imported
-    if not PROFILES[kind].hold_vectors:  # the vector module still reads the variable itself, not `holds_vectors`
-        os.environ.setdefault("MINIRAG_HOLD_VECTORS", "0")
     return PROFILES[kind]
 
 
