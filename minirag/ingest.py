@@ -24,6 +24,7 @@ from .store import Store, IndexUnavailableError
 from . import tuning
 from .tables import Tables, SourceRecord
 from .pauses import pause, pause_wanted, pause_in_transaction
+from .results import Fields
 from . import ocr as _ocr
 
 # %% auto #0
@@ -118,7 +119,7 @@ class Prepared:
 
 
 @dataclass
-class Ingested:
+class Ingested(Fields):
     "One source written to the index."
 
     source: str
@@ -130,7 +131,7 @@ class Ingested:
 
 
 @dataclass
-class IngestReport:
+class IngestReport(Fields):
     "What an ingest of files and folders did."
 
     ingested: int

@@ -10,6 +10,7 @@ import threading, time, uuid
 from dataclasses import dataclass, field
 from .config import MiniragError
 from .ingest import Engine, short_error
+from .results import Fields
 from .sync import SyncLock, SyncReport, sync, sync_scope
 
 # %% auto #0
@@ -20,7 +21,7 @@ MAX_JOBS = 50  # finished jobs remembered per index
 
 
 @dataclass
-class SyncStarted:
+class SyncStarted(Fields):
     "The answer to starting a background sync."
 
     job_id: str
@@ -29,7 +30,7 @@ class SyncStarted:
 
 
 @dataclass
-class SyncJob:
+class SyncJob(Fields):
     "State of one background sync."
 
     job_id: str

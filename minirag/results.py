@@ -13,8 +13,8 @@ from .search import Hit as Ranked, display_path, hit_text, section_id
 
 # %% auto #0
 __all__ = ['RESULT_COLUMNS', 'CHUNK_COLUMNS', 'SOURCE_COLUMNS', 'short', 'breadcrumb', 'Shown', 'Hit', 'Source', 'QueryResult',
-           'Document', 'NeighborChunk', 'Neighbors', 'ListedFile', 'ListedSource', 'FileList', 'Deleted', 'Status',
-           'ChunkTable', 'SourceTable', 'read_back']
+           'Fields', 'Document', 'NeighborChunk', 'Neighbors', 'ListedFile', 'ListedSource', 'FileList', 'Deleted',
+           'Status', 'ChunkTable', 'SourceTable', 'read_back']
 
 # %% ../nbs/06c_results.ipynb #9fe3f0d5
 def short(
@@ -181,6 +181,21 @@ class QueryResult(Shown):
         rows = [[s.display_path, s.title, s.hits, s.source] for s in self.sources]
         return pd.DataFrame(rows, columns=["display_path", "title", "hits", "source"])
 
+# %% ../nbs/06c_results.ipynb #70f992a9
+class Fields(Shown):
+    "A result of a few named values: a table of the fields that are set."
+
+    _HEAD = ["field", "value"]
+
+    def _rows(self):
+        return [[k, _listed(v)] for k, v in vars(self).items() if v is not None and v != "" and v != []]
+
+
+def _listed(v):
+    if not isinstance(v, list):
+        return v
+    return "; ".join(map(str, v[:5])) + (f" … and {len(v) - 5} more" if len(v) > 5 else "")
+
 # %% ../nbs/06c_results.ipynb #db91b21a
 @dataclass(repr=False)
 class Document(Shown):
@@ -286,7 +301,7 @@ class FileList(Shown):
 
 # %% ../nbs/06c_results.ipynb #44f2c107
 @dataclass
-class Deleted:
+class Deleted(Fields):
     "A source removed from the index (the file on disk is never touched)."
 
     source: str

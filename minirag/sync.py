@@ -17,6 +17,7 @@ from .scan import scan, ScanResult
 from .security import resolve_in_roots, in_scope
 from .store import file_lock, file_unlock
 from .pauses import pause
+from .results import Fields
 from . import ocr as _ocr
 
 # %% auto #0
@@ -205,7 +206,7 @@ def plan_sync(
 
 # %% ../nbs/07b_sync.ipynb #3ad84a5e
 @dataclass
-class SyncReport:
+class SyncReport(Fields):
     "What one sync did: counts, warnings, the path it was restricted to, and how long it took."
 
     ingested: int
