@@ -230,20 +230,22 @@ class Index:
     def __repr__(self):
         return f"Index({', '.join(map(str, self.cfg.roots))} → {self.cfg.db_file})"
 
-    def status(self) -> Status:
-        "Configuration and index health."
-        cfg = self.cfg
+    def status(self, scope: str | list[str] | None = None) -> Status:
+        "Configuration and index health; with `scope`, counts and roots only of what lies inside it."
+        cfg, bases = self.cfg, scope_bases(scope)
         if cfg.error:
             return Status(installed_version(), cfg.error)
         s = _settings(cfg)
+        if bases is not None:  # a caller that may see part of the index learns nothing of the rest
+            s.roots = [b for b in bases if b.startswith("/")]
         if not self.store.exists():
             s.index_error = _unwritable(cfg.db_path)
             return s
         try:
-            meta, n = self.tables.meta(), self.tables.counts(scheme=SCHEME_VERSION)
+            meta, n = self.tables.meta(), self.tables.counts(scheme=SCHEME_VERSION, scope=bases)
             s.indexed_model, s.dimension = meta.get("model_id"), int(meta["dim"]) if "dim" in meta else None
             s.source_count, s.chunk_count, s.stale_chunk_count = n["sources"], n["chunks"], n["stale_chunks"]
-            s.index_bytes = cfg.db_file.stat().st_size
+            s.index_bytes = cfg.db_file.stat().st_size if bases is None else None
         except MiniragError as e:
             s.index_error = str(e)
         s.scheme_warning = _scheme_warning(s.stale_chunk_count)

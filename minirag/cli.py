@@ -98,6 +98,13 @@ EXAMPLES = {
     "delete": """minirag-mcp delete notes/old.md
   minirag-mcp delete --source web/guide""",
     "eval": """minirag-mcp eval ../shared/eval/scifact --weights 0,0.3,0.6,1 --limit-queries 200""",
+    "serve": """minirag-mcp serve                          # MCP on stdio (what a bare minirag-mcp does)
+  minirag-mcp serve --http 8000              # Streamable HTTP on 127.0.0.1:8000/mcp
+  minirag-mcp serve --http 0.0.0.0:8000      # every address: needs a token first (minirag-mcp token add)""",
+    "token": """minirag-mcp token add alice --rights write      # prints the token once
+  minirag-mcp token add team-a --scope /docs/a     # read only, and only /docs/a
+  minirag-mcp token list
+  minirag-mcp token revoke alice""",
     "demo": """minirag-mcp demo
   minirag-mcp demo "how do I reset a password?" --db-path /tmp/minirag-demo   # keep the index""",
 }
@@ -231,6 +238,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     s.add_argument(
         "--limit-queries", type=whole(1), default=None, metavar="N", help="evaluate only the first N queries"
+    )
+    s = cmd("serve", "serve MCP: on stdio (the default), or over Streamable HTTP with --http")
+    s.add_argument(
+        "--http",
+        type=str,
+        metavar="[HOST:]PORT",
+        help="serve Streamable HTTP at /mcp on this address (host default 127.0.0.1; any other needs a token)",
+    )
+    s = cmd("token", "make, list or revoke the access tokens of `serve --http`")
+    s.add_argument("action", type=str, choices=["add", "list", "revoke"], help="add NAME, list, or revoke NAME")
+    s.add_argument("name", nargs="?", type=str, help="the token's name (add, revoke)")
+    s.add_argument(
+        "--rights",
+        type=str,
+        choices=["read", "write"],
+        default="read",
+        help="read: search, list and read; write: also ingest, sync and delete (default: read)",
+    )
+    s.add_argument(
+        "--scope",
+        action="append",
+        type=str,
+        metavar="PATH",
+        help="what the token may see: a folder, file or id prefix; repeatable (default: everything)",
     )
     s = cmd("demo", "index the bundled sample documents with the packaged model and run a query")
     s.add_argument(
@@ -418,6 +449,10 @@ def _command(a, out, err) -> int:
         return 0
     if a.cmd == "demo":
         return _demo(a, out, err, emit)
+    if a.cmd == "serve":
+        return _serve(a)
+    if a.cmd == "token":
+        return _token(a, out, err)
     ix = _query_index(a) if a.cmd == "query" else _index(a)
     if a.cmd == "query":
         r = ix.query(a.query, a.top_k, _scopes(a.scope), a.weight)
@@ -549,6 +584,65 @@ def _demo(a, out, err, emit) -> int:
         _print_query(q, out)
     return 1 if r.failed else 0
 
+# %% ../nbs/14_cli.ipynb #f5271f5d
+def _overrides(a) -> dict:
+    return dict(base_dirs=a.base_dir, db_path=a.db_path, cache_dir=a.cache_dir, model_name=a.model_name)
+
+
+def _serve(a) -> int:
+    overrides = {k: v for k, v in _overrides(a).items() if v}
+    if a.http:
+        from minirag.http import serve_http
+
+        serve_http(a.http, **overrides)
+    else:
+        from minirag.server import serve
+
+        serve(**overrides)
+    return 0
+
+
+def _token(a, out, err) -> int:
+    from minirag.access import TokenStore, token_file
+    from minirag.config import load_config
+
+    store = TokenStore(token_file(load_config(None, a.base_dir, a.db_path, a.cache_dir, a.model_name)))
+    if a.action == "list":
+        rows = store.listed()
+        if a.json:
+            print(json.dumps(dict(tokens=rows), ensure_ascii=False, indent=2), file=out)
+        for e in [] if a.json else rows:
+            seen = ", ".join(e["scopes"] or ["everything"])
+            print(f"{e['name']:<24} {'+'.join(e['rights']):<11} {seen}  (made {e['created']})", file=out)
+        return 0
+    if not a.name:
+        return _error(
+            f"token {a.action} needs a NAME, e.g. `minirag-mcp token {a.action} alice`",
+            "UsageError",
+            out,
+            err,
+            a.json,
+            2,
+        )
+    if a.action == "revoke":
+        if not store.revoke(a.name):
+            raise MiniragError(f"no token named {a.name!r}; `minirag-mcp token list` shows them")
+        print(json.dumps(dict(name=a.name, revoked=True)) if a.json else f"revoked {a.name}", file=out)
+        return 0
+    token = store.add(a.name, a.rights, _scopes(a.scope))
+    (e,) = [e for e in store.listed() if e["name"] == a.name]
+    if a.json:
+        print(json.dumps(dict(e, token=token), ensure_ascii=False, indent=2), file=out)
+    else:
+        print(token, file=out)
+    if not a.quiet:
+        print(
+            f"token {a.name!r} ({'+'.join(e['rights'])}, {', '.join(e['scopes'] or ['everything'])}): shown once, only "
+            f"its hash is kept in {store.path}; clients send it as `Authorization: Bearer <token>`",
+            file=err,
+        )
+    return 0
+
 # %% ../nbs/14_cli.ipynb #052bd236
 READ_ONLY_COMMANDS = ("query", "read", "read-neighbors", "list", "status")
 WRITING_COMMANDS = ("ingest", "sync", "ingest-url", "delete", "demo", "eval")
@@ -567,7 +661,8 @@ def main(argv=None):
         return serve()
     # one command per process: no vector matrix held, no huge pages for numpy (see minirag.tuning); a writing command
     # also gets the sync profile's memory caps
-    tuning.apply("sync" if argv[0] in WRITING_COMMANDS else "cli")
+    if argv[0] != "serve":  # the server picks its own profile (minirag.tuning), before numpy is imported
+        tuning.apply("sync" if argv[0] in WRITING_COMMANDS else "cli")
     code = 0
     try:
         code = run(argv)

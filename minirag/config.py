@@ -254,6 +254,11 @@ SETTINGS = {
                 lenient=True),
         Setting("MINIRAG_HOLD_VECTORS", "process", "switch", "0: answer each query from the vector snapshot or one "
                 "DuckDB scan, not a matrix of every vector in memory", shown="`1`; `0` in a one-shot CLI command"),
+        Setting("MINIRAG_TOKENS_FILE", "process", "path", "the HTTP server's access tokens, as hashes "
+                "(`minirag-mcp token` writes it)", shown="`<index directory>/tokens.json`"),
+        Setting("MINIRAG_PUBLIC_URL", "process", "text", "the URL clients reach `serve --http` at, e.g. "
+                "`https://rag.example.org/mcp` behind TLS; its host is accepted",
+                shown="`http://HOST:PORT/mcp`", check=_text),
         Setting("MINIRAG_DEBUG", "process", "present", "1 shows the stack trace of an unexpected error", False),
         Setting("MINIRAG_TEST_PAUSE_AT", "test", "text", "crash tests: the sync stage to pause at"),
         Setting("MINIRAG_TEST_PAUSE_SECONDS", "test", "number", "crash tests: how long that pause lasts", 120.0,

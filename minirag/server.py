@@ -7,10 +7,12 @@ Docs: https://example.invalid/minirag/server.html.md"""
 # %% ../nbs/13_server.ipynb #4fb0e305
 from __future__ import annotations
 import json, logging, os, signal, sys, threading, time
+from contextvars import ContextVar
 from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
 from minirag.config import (
     Config,
@@ -20,14 +22,15 @@ from minirag.config import (
     installed_version,
     setting,
 )
+from .access import AccessError, Grant
 from . import tuning
 
 # %% auto #0
 __all__ = ['INSTRUCTIONS', 'MAX_BUILTIN_INSTRUCTIONS', 'MAX_INSTRUCTIONS', 'TOOL_DESCRIPTIONS', 'TOOL_ANNOTATIONS', 'TOOL_NAMES',
-           'log', 'FILE_STATES', 'OUTPUT_MODELS', 'TTY_HINT', 'server_instructions', 'error_message', 'tool_result',
-           'tool_error', 'QueryHit', 'QuerySource', 'QueryResult', 'NeighborChunk', 'NeighborsResult', 'DocumentText',
-           'ListedFile', 'ListedSource', 'FileList', 'Ingested', 'SyncStarted', 'SyncProgress', 'SyncState', 'Deleted',
-           'Status', 'Tools', 'build_server', 'serve']
+           'TOOL_RIGHTS', 'log', 'FILE_STATES', 'OUTPUT_MODELS', 'TTY_HINT', 'server_instructions', 'error_message',
+           'tool_result', 'tool_error', 'QueryHit', 'QuerySource', 'QueryResult', 'NeighborChunk', 'NeighborsResult',
+           'DocumentText', 'ListedFile', 'ListedSource', 'FileList', 'Ingested', 'SyncStarted', 'SyncProgress',
+           'SyncState', 'Deleted', 'Status', 'Tools', 'unknown_arguments', 'grant_of', 'build_server', 'serve']
 
 # %% ../nbs/13_server.ipynb #43ad9f5b
 INSTRUCTIONS = (
@@ -179,6 +182,9 @@ TOOL_NAMES = (
     "delete_file",
     "status",
 )
+
+# %% ../nbs/13_server.ipynb #15728075
+TOOL_RIGHTS = {name: "read" if a.read_only_hint else "write" for name, a in TOOL_ANNOTATIONS.items()}
 
 # %% ../nbs/13_server.ipynb #021479a3
 log = logging.getLogger("minirag.server")
@@ -425,6 +431,9 @@ def _out(model):
     return Annotated[CallToolResult, model]
 
 
+_caller: ContextVar[Grant] = ContextVar("minirag_caller", default=Grant("local"))  # set per call by `_Server`
+
+
 class Tools:
     "The eleven MCP tools over one lazily opened `Index`."
 
@@ -438,6 +447,7 @@ class Tools:
         self.idle_close = setting("MINIRAG_IDLE_CLOSE") if idle_close is None else idle_close
         self._ix, self._lock = None, threading.Lock()
         self._warm, self._imported, self._warm_lock, self._called = None, threading.Event(), threading.Lock(), False
+        self._job_owner = {}  # jobId -> the name of the grant that started it (a scoped caller sees only its own)
         self._needed = threading.Event()  # a tool that embeds is waiting: the warm-up stops after its current step
         self._imported.set()  # without a warm-up, a tool call imports what it needs itself
 
@@ -511,7 +521,10 @@ class Tools:
             str | None, Field(description="absolute folder or file inside a root; omit for all roots")
         ] = None,
     ) -> _out(SyncStarted):
-        return self._call("sync_start", lambda ix: ix.sync_start((path or "").strip() or None, must_be_absolute=True))
+        r = self._call("sync_start", lambda ix: ix.sync_start((path or "").strip() or None, must_be_absolute=True))
+        if not r.is_error:
+            self._job_owner[r.structured_content["jobId"]] = _caller.get().name
+        return r
 
     def sync_status(self, jobId: Annotated[str, Field(description="the jobId returned by sync_start")]) -> _out(
         SyncState
@@ -519,6 +532,11 @@ class Tools:
         try:  # no lock: it must answer while a sync runs
             self._wait(False)
             self.cfg.check()
+            g = _caller.get()
+            if g.scopes is not None and self._job_owner.get(jobId) != g.name:
+                raise AccessError(
+                    f"no sync job {jobId!r} was started by token {g.name!r}; give the jobId sync_start returned"
+                )
             return tool_result(self.index.sync_status(jobId))
         except Exception as e:
             return tool_error(error_message(e))
@@ -588,14 +606,45 @@ class Tools:
         "Always answers: a broken configuration or index is reported in the result, not as an error."
         try:
             self._wait(False)
-            return tool_result(self.index.status())
+            return tool_result(self.index.status(_caller.get().scopes))
         except Exception as e:
             out = dict(version=installed_version(), configError=self.cfg.error, indexError=error_message(e))
             return tool_result({k: v for k, v in out.items() if v})
 
 # %% ../nbs/13_server.ipynb #5e1165af
+def unknown_arguments(tool: str, unknown: list[str], valid) -> str:
+    "The refusal of arguments a tool does not take: they and the valid ones, by name."
+    s = "s" if len(unknown) > 1 else ""
+    return (
+        f"{tool}: unknown argument{s} {', '.join(map(repr, unknown))}; {tool} takes "
+        f"{', '.join(sorted(valid)) or 'no arguments'} (see its input schema)"
+    )
+
+
+def grant_of(access_token) -> Grant:
+    "The grant an HTTP request's verified token (the SDK's `AccessToken`) carries."
+    scopes = (access_token.claims or {}).get("minirag_scopes")
+    return Grant(access_token.client_id, tuple(access_token.scopes), None if scopes is None else tuple(scopes))
+
+
+_NOBODY = Grant("unauthenticated", ())
+
+
 class _Server(MCPServer):
     warm_on_list = False  # serve(): start the warm-up once the client has listed the tools
+    requires_auth = False  # served with tokens: a call that carries none may do nothing
+    tool_params: dict = {}  # tool name -> the argument names its signature takes
+
+    def caller(self, context) -> Grant:
+        "Who makes this call: the HTTP request's token, else the local user (stdio, or loopback without tokens)."
+        try:
+            user = context.request_context.request.scope.get("user")
+        except (AttributeError, ValueError):  # no context (in-process), or stdio: no HTTP request
+            user = None
+        token = getattr(user, "access_token", None)
+        if token is not None:
+            return grant_of(token)
+        return _NOBODY if self.requires_auth else Grant("local")
 
     async def list_tools(self):
         tools = await super().list_tools()
@@ -607,6 +656,16 @@ class _Server(MCPServer):
         return tools
 
     async def call_tool(self, name, arguments, context=None):
+        grant, params = self.caller(context), self.tool_params.get(name)
+        if params is not None:
+            unknown = sorted(set(arguments or {}) - params)
+            if unknown:  # ignoring it would answer another question than the one asked, with no warning
+                return tool_error(unknown_arguments(name, unknown, params))
+            try:
+                arguments = grant.apply(name, arguments or {}, TOOL_RIGHTS[name], params)
+            except MiniragError as e:  # a missing right, a path outside the token's scopes, a scope that is not text
+                return tool_error(error_message(e))
+        seen_as = _caller.set(grant)  # the tool's worker thread gets a copy of this context
         try:
             return await super().call_tool(name, arguments, context)
         except ToolError as e:
@@ -625,12 +684,16 @@ class _Server(MCPServer):
                 log.warning("%s: result does not match its output schema: %s", name, str(cause)[:500])
                 return tool_error(error_message(RuntimeError(f"the result of {name} does not match its output schema")))
             return tool_error(error_message(MiniragError(str(e))))
+        finally:
+            _caller.reset(seen_as)
 
 
 def build_server(
     env: dict | None = None,  # environment to read (default: os.environ)
     idle_close: float | None = None,  # seconds the idle index stays open (None: MINIRAG_IDLE_CLOSE, else 30)
     embedder=None,  # an already loaded `Embedder` (tests)
+    auth=None,  # the SDK's `AuthSettings` of an HTTP server with tokens (`minirag.http`)
+    token_verifier=None,  # the SDK's `TokenVerifier` that goes with them
     **overrides,
 ) -> MCPServer:  # load_config keyword overrides: base_dirs, db_path, cache_dir, model_name
     "The minirag MCP server: instructions and the eleven tools."
@@ -641,12 +704,24 @@ def build_server(
     text, err = server_instructions(cfg.instructions_append)
     if err:
         cfg.error = f"{cfg.error}; {err}" if cfg.error else err
-    srv = _Server("minirag", instructions=text, version=installed_version(), log_level="WARNING")
-    tools = Tools(cfg, idle_close, embedder)
+    tools, registered = Tools(cfg, idle_close, embedder), []
     for name in TOOL_NAMES:
-        srv.add_tool(
+        t = Tool.from_function(
             getattr(tools, name), name=name, description=TOOL_DESCRIPTIONS[name], annotations=TOOL_ANNOTATIONS[name]
         )
+        t.parameters["additionalProperties"] = False  # the schema says what `call_tool` enforces
+        registered.append(t)
+    srv = _Server(
+        "minirag",
+        instructions=text,
+        version=installed_version(),
+        log_level="WARNING",
+        tools=registered,
+        auth=auth,
+        token_verifier=token_verifier,
+    )
+    srv.tool_params = {t.name: set(t.parameters.get("properties", {})) for t in registered}
+    srv.requires_auth = token_verifier is not None
     srv.tools = tools
     return srv
 
@@ -665,7 +740,7 @@ def _interrupted(signum, frame):
         os._exit(130)
 
 
-def serve():
+def serve(**overrides):  # load_config keyword overrides (`minirag-mcp serve --base-dir …`)
     "Serve MCP on stdio: protocol frames on stdout, logs on stderr; warm up in the background."
     tuning.apply("server")  # first: the profile must be chosen before numpy is imported
     logging.basicConfig(
@@ -680,7 +755,7 @@ def serve():
     if tty:
         print(TTY_HINT, file=sys.stderr, flush=True)
     signal.signal(signal.SIGINT, _interrupted)
-    srv = build_server()
+    srv = build_server(**overrides)
     srv.warm_on_list = setting("MINIRAG_WARM_UP")  # 0: load on first use, as before (benchmarks compare)
     try:
         srv.run("stdio")

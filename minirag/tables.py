@@ -342,14 +342,20 @@ def has_chunks(self: Tables, con=None) -> bool:
 
 # %% ../nbs/05b_tables.ipynb #d82ae748
 @patch
-def counts(self: Tables, con=None, scheme: int = SCHEME_VERSION) -> dict:  # scheme: the current chunking scheme
+def counts(
+    self: Tables,
+    con=None,
+    scheme: int = SCHEME_VERSION,  # the current chunking scheme
+    scope=None,  # only sources under these paths or id prefixes (a caller that may see part of the index)
+) -> dict:
     "Sources, chunks, and chunks of an older chunking scheme."
+    where, ps = scope_condition(scope)
     with self._session(con) as c:
-        n = c.execute("SELECT count(*) FROM sources").fetchone()[0]
+        n = c.execute(f"SELECT count(*) FROM sources WHERE {where}", ps).fetchone()[0]
         chunks, stale = (0, 0)
         if _chunks_table_exists(c):
             chunks, stale = c.execute(
-                "SELECT count(*), count(*) FILTER (WHERE scheme <> ?) FROM chunks", [scheme]
+                f"SELECT count(*), count(*) FILTER (WHERE scheme <> ?) FROM chunks WHERE {where}", [scheme, *ps]
             ).fetchone()
     return dict(sources=n, chunks=chunks, stale_chunks=stale)
 
