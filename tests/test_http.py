@@ -1,5 +1,6 @@
 """`minirag-mcp serve --http`: a real server on a free loopback port, driven by the SDK's Streamable HTTP client and by
 plain HTTP requests: both protocol eras, tokens and rights, scopes, hostile traffic."""
+
 import json, os, socket, subprocess, sys, threading, time
 from pathlib import Path
 
@@ -40,13 +41,15 @@ class Served:
         self.env, self.port, self.tokens = env, port, tokens
         self.url = f"http://127.0.0.1:{port}/mcp"
         self.log = open(Path(env["DB_PATH"]) / "server.log", "w+")
-        self.proc = subprocess.Popen([SERVER_CMD, "serve", "--http", f"127.0.0.1:{port}"], env=env,
-                                     stdout=subprocess.DEVNULL, stderr=self.log)
+        self.proc = subprocess.Popen(
+            [SERVER_CMD, "serve", "--http", f"127.0.0.1:{port}"], env=env, stdout=subprocess.DEVNULL, stderr=self.log
+        )
         deadline = time.time() + 90
         while True:
             assert self.proc.poll() is None, self.stderr()
             try:
-                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200: break
+                if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
+                    break
             except httpx.HTTPError:
                 pass
             assert time.time() < deadline, self.stderr()
@@ -82,13 +85,22 @@ def served(tmp_path_factory, model_dir):
     docs = base / "docs"
     write(docs, "a/alpha.md", ALPHA)
     write(docs, "b/beta.md", BETA)
-    env = {**os.environ, "BASE_DIR": str(docs), "DB_PATH": str(base / "index"), "MODEL_NAME": str(model_dir),
-           "CACHE_DIR": str(model_dir.parent), "MINIRAG_DEBUG": "1"}
+    env = {
+        **os.environ,
+        "BASE_DIR": str(docs),
+        "DB_PATH": str(base / "index"),
+        "MODEL_NAME": str(model_dir),
+        "CACHE_DIR": str(model_dir.parent),
+        "MINIRAG_DEBUG": "1",
+    }
     cli(env, "ingest", str(docs), "-q")
     cli(env, "ingest-url", "--help")  # cheap: the CLI starts
     tokens = {}
-    for name, *args in [("writer", "--rights", "write"), ("reader", "--rights", "read"),
-                        ("team-a", "--scope", str(docs / "a"))]:
+    for name, *args in [
+        ("writer", "--rights", "write"),
+        ("reader", "--rights", "read"),
+        ("team-a", "--scope", str(docs / "a")),
+    ]:
         tokens[name] = cli(env, "token", "add", name, *args).stdout.strip()
     s = Served(env, free_port(), tokens)
     s.docs = docs
@@ -105,7 +117,8 @@ def refused(r, *words) -> str:
     assert r.is_error
     t = r.content[0].text
     assert "Traceback" not in t and "\n" not in t, t
-    for w in words: assert w in t, (w, t)
+    for w in words:
+        assert w in t, (w, t)
     return t
 
 
@@ -115,21 +128,26 @@ def rpc(method, params=None, id=1) -> dict:
 
 def frames(r: httpx.Response) -> list[dict]:
     "The JSON-RPC messages of a response, JSON or an SSE stream."
-    if r.headers.get("content-type", "").startswith("application/json"): return [r.json()]
+    if r.headers.get("content-type", "").startswith("application/json"):
+        return [r.json()]
     return [json.loads(line[5:]) for line in r.text.splitlines() if line.startswith("data:") and line[5:].strip()]
 
 
 # ---------------------------------------------------------------- the same server over HTTP
 
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 def test_sdk_client_both_eras(served, mode, model_dir):
     "The 2026-07-28 revision and the classic initialize handshake: same tools, instructions and schemas as stdio."
     local = build_server({"BASE_DIR": str(served.docs), "MODEL_NAME": str(model_dir)})
+
     async def main():
         want = {t.name: t for t in await local.list_tools()}
         async with served.client("writer", mode) as c:
-            if mode == "legacy": assert c.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
-            else: assert c.protocol_version == "2026-07-28"
+            if mode == "legacy":
+                assert c.protocol_version in HANDSHAKE_PROTOCOL_VERSIONS
+            else:
+                assert c.protocol_version == "2026-07-28"
             assert c.instructions == INSTRUCTIONS
             tools = {t.name: t for t in (await c.list_tools()).tools}
             assert sorted(tools) == sorted(TOOL_NAMES)
@@ -138,7 +156,10 @@ def test_sdk_client_both_eras(served, mode, model_dir):
                 assert t.input_schema["additionalProperties"] is False
             hits = ok(await c.call_tool("query_documents", {"query": "how often does the alpha pump need oil?"}))
             assert hits["results"][0]["source"] == str(served.docs / "a/alpha.md")
-            refused(await c.call_tool("query_documents", {"query": "pump", "bogus": 1}), "'bogus'", "query, scope, topK")
+            refused(
+                await c.call_tool("query_documents", {"query": "pump", "bogus": 1}), "'bogus'", "query, scope, topK"
+            )
+
     anyio.run(main)
 
 
@@ -149,9 +170,15 @@ def test_health_needs_no_token_and_tells_nothing(served):
 
 
 def test_no_token_or_a_bad_one_is_401_naming_the_metadata(served):
-    init = rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}})
-    for headers in ({}, {"Authorization": "Bearer mrt_not-a-token"}, {"Authorization": "Basic dXNlcjpwdw=="},
-                    {"Authorization": f"Bearer {served.tokens['writer']}x"}):
+    init = rpc(
+        "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    )
+    for headers in (
+        {},
+        {"Authorization": "Bearer mrt_not-a-token"},
+        {"Authorization": "Basic dXNlcjpwdw=="},
+        {"Authorization": f"Bearer {served.tokens['writer']}x"},
+    ):
         r = served.post(init, headers)
         assert r.status_code == 401, (headers, r.status_code)
         www = r.headers["www-authenticate"]
@@ -162,27 +189,41 @@ def test_no_token_or_a_bad_one_is_401_naming_the_metadata(served):
 
 
 def test_read_token_calling_a_writing_tool_is_403_naming_the_right(served):
-    for tool, args in [("ingest_data", {"content": "x", "source": "notes/x"}), ("delete_file", {"source": "notes/x"}),
-                       ("sync_start", {}), ("ingest_file", {"filePath": str(served.docs / "a/alpha.md")})]:
+    for tool, args in [
+        ("ingest_data", {"content": "x", "source": "notes/x"}),
+        ("delete_file", {"source": "notes/x"}),
+        ("sync_start", {}),
+        ("ingest_file", {"filePath": str(served.docs / "a/alpha.md")}),
+    ]:
         r = served.post(rpc("tools/call", {"name": tool, "arguments": args}, id=7), served.auth("reader"))
         assert r.status_code == 403, (tool, r.status_code, r.text)
-        assert 'error="insufficient_scope"' in r.headers["www-authenticate"] and 'scope="write"' in r.headers["www-authenticate"]
+        assert (
+            'error="insufficient_scope"' in r.headers["www-authenticate"]
+            and 'scope="write"' in r.headers["www-authenticate"]
+        )
         body = r.json()
         assert body["id"] == 7 and body["error"]["data"] == {"tool": tool, "missingRight": "write"}
         assert "'write' right" in body["error"]["message"]
+
     async def main():  # the SDK client shows the message, and reading still works on the same session
         async with served.client("reader") as c:
             with pytest.raises(MCPError, match="'write' right"):
                 await c.call_tool("ingest_data", {"content": "x", "source": "notes/x"})
             assert ok(await c.call_tool("status", {}))["sourceCount"] >= 2
+
     anyio.run(main)
 
 
 def test_scoped_token_never_sees_the_other_folder(served):
     a, b = served.docs / "a", served.docs / "b"
+
     async def main():
         async with served.client("writer") as w:
-            ok(await w.call_tool("ingest_data", {"content": "# Team note\n\nThe beta pump code rotates.", "source": "notes/beta"}))
+            ok(
+                await w.call_tool(
+                    "ingest_data", {"content": "# Team note\n\nThe beta pump code rotates.", "source": "notes/beta"}
+                )
+            )
         async with served.client("team-a") as c:
             for q in ("beta pump service code B-7788", "team note", "pump"):
                 r = ok(await c.call_tool("query_documents", {"query": q, "topK": 20}))
@@ -195,11 +236,15 @@ def test_scoped_token_never_sees_the_other_folder(served):
             assert files["sources"] == [] and files["indexedButMissing"] == []
             st = ok(await c.call_tool("status", {}))
             assert (st["sourceCount"], st["roots"]) == (1, [str(a)]), st
-            assert st["chunkCount"] == ok(await c.call_tool("read_file", {"filePath": str(a / "alpha.md")}))["chunkCount"]
+            assert (
+                st["chunkCount"] == ok(await c.call_tool("read_file", {"filePath": str(a / "alpha.md")}))["chunkCount"]
+            )
             refused(await c.call_tool("read_file", {"filePath": str(b / "beta.md")}), "outside")
             refused(await c.call_tool("read_file", {"filePath": str(a / ".." / "b" / "beta.md")}), "outside")
             refused(await c.call_tool("read_file", {"source": "notes/beta"}), "outside")
-            refused(await c.call_tool("read_chunk_neighbors", {"filePath": str(b / "beta.md"), "chunkIndex": 0}), "outside")
+            refused(
+                await c.call_tool("read_chunk_neighbors", {"filePath": str(b / "beta.md"), "chunkIndex": 0}), "outside"
+            )
             for wider in (str(served.docs), str(b), [str(a), str(b)], "notes"):
                 refused(await c.call_tool("query_documents", {"query": "pump", "scope": wider}), "outside")
                 refused(await c.call_tool("list_files", {"scope": wider}), "outside")
@@ -207,6 +252,7 @@ def test_scoped_token_never_sees_the_other_folder(served):
             assert {h["source"] for h in inner["results"]} == {str(a / "alpha.md")}
         async with served.client("reader") as c:  # a read token without scope sees everything
             assert ok(await c.call_tool("status", {}))["sourceCount"] == 3
+
     anyio.run(main)
 
 
@@ -216,7 +262,9 @@ def test_revoked_token_stops_at_once_and_tokens_are_stored_as_hashes(served):
     stored = (Path(served.env["DB_PATH"]) / "tokens.json").read_text()
     assert token not in stored and all(v not in stored for v in served.tokens.values())
     assert "temp" in cli(served.env, "token", "list").stdout and token not in cli(served.env, "token", "list").stdout
-    init = rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}})
+    init = rpc(
+        "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    )
     assert served.post(init, {"Authorization": f"Bearer {token}"}).status_code == 200
     cli(served.env, "token", "revoke", "temp")
     assert served.post(init, {"Authorization": f"Bearer {token}"}).status_code == 401
@@ -225,21 +273,31 @@ def test_revoked_token_stops_at_once_and_tokens_are_stored_as_hashes(served):
 
 
 def test_other_address_without_tokens_is_refused_at_start(tmp_path, model_dir):
-    env = {**os.environ, "BASE_DIR": str(tmp_path), "MODEL_NAME": str(model_dir),
-           "MINIRAG_TOKENS_FILE": str(tmp_path / "none.json")}
-    p = subprocess.run([SERVER_CMD, "serve", "--http", f"0.0.0.0:{free_port()}"], capture_output=True, text=True,
-                       env=env, timeout=60)
+    env = {
+        **os.environ,
+        "BASE_DIR": str(tmp_path),
+        "MODEL_NAME": str(model_dir),
+        "MINIRAG_TOKENS_FILE": str(tmp_path / "none.json"),
+    }
+    p = subprocess.run(
+        [SERVER_CMD, "serve", "--http", f"0.0.0.0:{free_port()}"], capture_output=True, text=True, env=env, timeout=60
+    )
     assert p.returncode == 1 and "Traceback" not in p.stderr
     assert "without authentication" in p.stderr and "token add" in p.stderr and "127.0.0.1" in p.stderr
-    p = subprocess.run([SERVER_CMD, "serve", "--http", "localhost:http"], capture_output=True, text=True, env=env, timeout=60)
+    p = subprocess.run(
+        [SERVER_CMD, "serve", "--http", "localhost:http"], capture_output=True, text=True, env=env, timeout=60
+    )
     assert p.returncode == 1 and "[HOST:]PORT" in p.stderr and "Traceback" not in p.stderr, p.stderr
 
 
 # ---------------------------------------------------------------- hostile traffic
 
+
 def _session(served, name="writer") -> dict:
     "A classic-handshake session: the headers its later requests carry."
-    init = rpc("initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}})
+    init = rpc(
+        "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+    )
     r = served.post(init, served.auth(name))
     assert r.status_code == 200, r.text
     h = {**served.auth(name), "mcp-session-id": r.headers["mcp-session-id"], "mcp-protocol-version": "2025-06-18"}
@@ -250,10 +308,12 @@ def _session(served, name="writer") -> dict:
 def test_hostile_requests_get_the_right_answers(served):
     h = _session(served)
     call = rpc("tools/call", {"name": "status", "arguments": {}})
-    assert served.post(call, {**h, "Host": "evil.example:80"}).status_code == 421   # DNS rebinding
+    assert served.post(call, {**h, "Host": "evil.example:80"}).status_code == 421  # DNS rebinding
     assert served.post(call, {**h, "Origin": "http://evil.example"}).status_code == 403
     assert served.post(call, {**h, "Origin": f"http://localhost:{served.port}"}).status_code == 200
-    big = json.dumps(rpc("tools/call", {"name": "ingest_data", "arguments": {"content": "x" * (5 << 20), "source": "n/big"}}))
+    big = json.dumps(
+        rpc("tools/call", {"name": "ingest_data", "arguments": {"content": "x" * (5 << 20), "source": "n/big"}})
+    )
     assert served.post(big, h).status_code == 413
     assert served.post(big, served.auth("reader")).status_code == 413  # the rights check reads no further either
     r = served.post(b"{not json", h)
@@ -279,17 +339,26 @@ def test_slow_clients_and_1000_bad_requests_while_good_clients_are_answered(serv
         s.sendall(b"POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Length: 1000\r\n\r\n{")
         slow.append(s)
     codes, stop = [], threading.Event()
+
     def hammer():
-        bad = [(b"{oops", {}), (json.dumps(rpc("x")).encode(), {"Host": "evil.example"}),
-               (b"[]", {"Authorization": "Bearer nope"}), (b"x" * 100, {"Content-Type": "text/plain"})]
+        bad = [
+            (b"{oops", {}),
+            (json.dumps(rpc("x")).encode(), {"Host": "evil.example"}),
+            (b"[]", {"Authorization": "Bearer nope"}),
+            (b"x" * 100, {"Content-Type": "text/plain"}),
+        ]
         with httpx.Client(timeout=30) as c:
             for i in range(1000):
                 body, extra = bad[i % len(bad)]
-                codes.append(c.post(served.url, content=body, headers={**ACCEPT, **served.auth("writer"), **extra}).status_code)
+                codes.append(
+                    c.post(served.url, content=body, headers={**ACCEPT, **served.auth("writer"), **extra}).status_code
+                )
         stop.set()
+
     t = threading.Thread(target=hammer)
     t.start()
     answered = 0
+
     async def good():
         nonlocal answered
         async with served.client("reader") as c:
@@ -297,14 +366,18 @@ def test_slow_clients_and_1000_bad_requests_while_good_clients_are_answered(serv
                 r = ok(await c.call_tool("query_documents", {"query": "alpha pump oil", "topK": 3}))
                 assert r["results"], r
                 answered += 1
+
     anyio.run(good)
     t.join(timeout=300)
     assert len(codes) == 1000 and set(codes) <= {400, 401, 406, 415, 421}, sorted(set(codes))
     assert answered >= 3
-    for s in slow: s.close()
+    for s in slow:
+        s.close()
+
     async def after():
         async with served.client("team-a") as c:
             assert ok(await c.call_tool("status", {}))["sourceCount"] == 1
+
     anyio.run(after)
     assert served.proc.poll() is None
 

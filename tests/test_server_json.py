@@ -1,5 +1,6 @@
 """server.json, the MCP Registry's description: it says what the package and the settings table say, and its two
 transports start what the CLI serves."""
+
 import json, subprocess, sys, tomllib
 from pathlib import Path
 
@@ -13,8 +14,9 @@ PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["
 
 
 def test_server_json_is_the_rendering():
-    r = subprocess.run([sys.executable, str(ROOT / "tools" / "server_json.py"), "--check"], capture_output=True,
-                       text=True, cwd=ROOT)
+    r = subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "server_json.py"), "--check"], capture_output=True, text=True, cwd=ROOT
+    )
     assert r.returncode == 0, r.stdout + r.stderr
 
 
@@ -34,7 +36,8 @@ def test_both_transports_start_what_the_cli_serves():
     argv = []
     for a in http["packageArguments"]:
         argv += [a["value"]] if a["type"] == "positional" else [a["name"], a["default"]]
-        if a["type"] == "named": assert "{" + a["valueHint"] + "}" in http["transport"]["url"]
+        if a["type"] == "named":
+            assert "{" + a["valueHint"] + "}" in http["transport"]["url"]
     parsed = build_parser().parse_args(argv)
     assert (parsed.cmd, parsed.http) == ("serve", "8000")
 

@@ -6,6 +6,7 @@ sets, with its help as the description.
     python tools/server_json.py           # write server.json
     python tools/server_json.py --check   # exit 1 if server.json differs from the rendering
 """
+
 import json, sys, tomllib
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -17,8 +18,14 @@ from minirag.config import user_settings  # noqa: E402
 
 SERVER_JSON = ROOT / "server.json"
 SCHEMA = "https://static.modelcontextprotocol.io/schemas/2025-12-11/server.schema.json"
-FORMATS = {"whole": "number", "number": "number", "flag": "boolean", "switch": "boolean", "present": "boolean",
-           "path": "filepath"}
+FORMATS = {
+    "whole": "number",
+    "number": "number",
+    "flag": "boolean",
+    "switch": "boolean",
+    "present": "boolean",
+    "path": "filepath",
+}
 DEFAULT_PORT = "8000"
 
 
@@ -35,8 +42,13 @@ def env_vars() -> list[dict]:
     "One registry variable per user setting, its help (without Markdown) as the description."
     out = []
     for s in user_settings():
-        v = {"name": s.name, "description": s.help.replace("`", ""), "isRequired": False, "isSecret": False,
-             "format": FORMATS.get(s.parse, "string")}
+        v = {
+            "name": s.name,
+            "description": s.help.replace("`", ""),
+            "isRequired": False,
+            "isSecret": False,
+            "format": FORMATS.get(s.parse, "string"),
+        }
         if isinstance(s.default, (str, int, float)) and not isinstance(s.default, bool) and s.shown is None:
             v["default"] = str(s.default)
         out.append(v)
@@ -49,8 +61,14 @@ def render() -> dict:
     package = {"registryType": "pypi", "identifier": p["name"], "version": __version__}
     http_args = [
         {"type": "positional", "value": "serve"},
-        {"type": "named", "name": "--http", "valueHint": "port", "default": DEFAULT_PORT, "isRequired": True,
-         "description": "serve Streamable HTTP at /mcp on 127.0.0.1:PORT (any other address needs a token)"},
+        {
+            "type": "named",
+            "name": "--http",
+            "valueHint": "port",
+            "default": DEFAULT_PORT,
+            "isRequired": True,
+            "description": "serve Streamable HTTP at /mcp on 127.0.0.1:PORT (any other address needs a token)",
+        },
     ]
     return {
         "$schema": SCHEMA,
@@ -61,8 +79,12 @@ def render() -> dict:
         "websiteUrl": p["urls"]["Documentation"],
         "packages": [
             {**package, "transport": {"type": "stdio"}, "environmentVariables": env_vars()},
-            {**package, "transport": {"type": "streamable-http", "url": "http://localhost:{port}/mcp"},
-             "packageArguments": http_args, "environmentVariables": env_vars()},
+            {
+                **package,
+                "transport": {"type": "streamable-http", "url": "http://localhost:{port}/mcp"},
+                "packageArguments": http_args,
+                "environmentVariables": env_vars(),
+            },
         ],
     }
 
@@ -75,8 +97,11 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if "--check" in argv:
         ok = SERVER_JSON.exists() and SERVER_JSON.read_text(encoding="utf-8") == text()
-        print("server.json matches the package and the settings table" if ok else
-              "server.json is out of date: run `python tools/server_json.py`")
+        print(
+            "server.json matches the package and the settings table"
+            if ok
+            else "server.json is out of date: run `python tools/server_json.py`"
+        )
         return 0 if ok else 1
     SERVER_JSON.write_text(text(), encoding="utf-8")
     print(f"wrote {SERVER_JSON}")
