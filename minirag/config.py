@@ -259,6 +259,10 @@ SETTINGS = {
         Setting("MINIRAG_PUBLIC_URL", "process", "text", "the URL clients reach `serve --http` at, e.g. "
                 "`https://rag.example.org/mcp` behind TLS; its host is accepted",
                 shown="`http://HOST:PORT/mcp`", check=_text),
+        Setting("MINIRAG_OAUTH_ISSUER", "process", "text", "an OAuth issuer whose JWT access tokens `serve --http` "
+                "accepts (audience: its URL)", check=_text),
+        Setting("MINIRAG_OAUTH_JWKS", "process", "text", "that issuer's public keys: its `jwks_uri`, or a JWKS file",
+                check=_text),
         Setting("MINIRAG_DEBUG", "process", "present", "1 shows the stack trace of an unexpected error", False),
         Setting("MINIRAG_TEST_PAUSE_AT", "test", "text", "crash tests: the sync stage to pause at"),
         Setting("MINIRAG_TEST_PAUSE_SECONDS", "test", "number", "crash tests: how long that pause lasts", 120.0,

@@ -7,20 +7,22 @@ Docs: https://example.invalid/minirag/http.html.md"""
 # %% ../nbs/13a_http.ipynb #37b06c8d
 from __future__ import annotations
 import ipaddress, json, logging, sys
+from pathlib import Path
 from urllib.parse import urlsplit
 from mcp.server.auth.provider import AccessToken
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from .access import Grant, TokenStore, token_file
+from .access import TOKEN_PREFIX, Grant, TokenStore, token_file
 from .config import Config, MiniragError, installed_version, load_config, setting
 from .server import TOOL_RIGHTS, build_server, error_message, grant_of
 from . import tuning
 
 # %% auto #0
-__all__ = ['log', 'FORBIDDEN', 'parse_listen', 'is_loopback', 'host_port', 'refuse_open', 'public_url', 'transport_security',
-           'StoreVerifier', 'denied', 'RightsGuard', 'http_app', 'auth_for', 'serve_http']
+__all__ = ['log', 'JWT_ALGORITHMS', 'FORBIDDEN', 'parse_listen', 'is_loopback', 'host_port', 'refuse_open', 'public_url',
+           'transport_security', 'StoreVerifier', 'rights_of', 'JWTVerifier', 'denied', 'RightsGuard', 'http_app',
+           'Verifiers', 'auth_for', 'serve_http']
 
 # %% ../nbs/13a_http.ipynb #8dabd8ea
 log = logging.getLogger("minirag.http")
@@ -108,6 +110,79 @@ class StoreVerifier:
             return None
         claims = {"minirag_scopes": None if g.scopes is None else list(g.scopes)}
         return AccessToken(token=f"name:{g.name}", client_id=g.name, scopes=list(g.rights), claims=claims)
+
+# %% ../nbs/13a_http.ipynb #9f59b0a7
+JWT_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "ES256", "ES384", "EdDSA"]  # public keys only
+
+
+def rights_of(claims: dict) -> list[str]:
+    "The rights an access token's scopes grant."
+    scopes = claims.get("scope", "")
+    scopes = scopes.split() if isinstance(scopes, str) else list(claims.get("scp") or [])
+    rights = [r for r in ("read", "write") if r in scopes or f"minirag:{r}" in scopes]
+    return ["read", "write"] if "write" in rights else rights
+
+
+class JWTVerifier:
+    "The SDK's `TokenVerifier` for an OAuth issuer's JWT access tokens."
+
+    def __init__(self, issuer: str, jwks: str, audience: str, leeway: float = 30):
+        import jwt
+
+        self.issuer, self.audience, self.leeway = issuer, audience, leeway
+        if jwks.startswith(("http://", "https://")):
+            self._client, self._keys = jwt.PyJWKClient(jwks, cache_keys=True, lifespan=300), None
+        else:
+            try:
+                self._client, self._keys = None, jwt.PyJWKSet.from_json(Path(jwks).expanduser().read_text())
+            except (OSError, jwt.PyJWTError) as e:
+                raise MiniragError(f"MINIRAG_OAUTH_JWKS={jwks!r} is not a readable JWKS file ({e}); give its jwks_uri")
+
+    def _key(self, token: str):
+        import jwt
+
+        if self._client is not None:
+            return self._client.get_signing_key_from_jwt(token).key
+        kid = jwt.get_unverified_header(token).get("kid")
+        for k in self._keys.keys:
+            if kid is None or k.key_id == kid:
+                return k.key
+        raise jwt.InvalidKeyError("no key of the issuer has this kid")
+
+    def claims(self, token: str) -> dict:
+        "The verified claims of `token`; raises PyJWT's error when any check fails."
+        import jwt
+
+        return jwt.decode(
+            token,
+            self._key(token),
+            algorithms=JWT_ALGORITHMS,
+            audience=self.audience,
+            issuer=self.issuer,
+            leeway=self.leeway,
+            options={"require": ["exp", "iss", "aud"]},
+        )
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        import anyio
+
+        try:  # a key fetch is blocking I/O: off the event loop
+            c = await anyio.to_thread.run_sync(self.claims, token)
+        except Exception as e:  # which check failed, never the token
+            log.info("a bearer token was refused: %s", type(e).__name__)
+            return None
+        name = str(c.get("client_id") or c.get("azp") or c.get("sub") or "oauth")
+        scopes = c.get("minirag_scopes")
+        extra = {"minirag_scopes": None if scopes is None else [str(s) for s in scopes], "iss": c["iss"]}
+        return AccessToken(
+            token=f"jwt:{name}",
+            client_id=name,
+            scopes=rights_of(c),
+            expires_at=int(c["exp"]),
+            subject=c.get("sub"),
+            resource=self.audience,
+            claims=extra,
+        )
 
 # %% ../nbs/13a_http.ipynb #19015341
 FORBIDDEN = -32003  # JSON-RPC's implementation-defined server errors are -32000..-32099
@@ -205,17 +280,37 @@ def http_app(
     return app
 
 
-def auth_for(store: TokenStore, url: str):
-    "The SDK's auth settings and verifier for the tokens in `store` (none when it holds no token)."
-    if not store.entries():
+class Verifiers:
+    "This server's own tokens (`mrt_…`), and an OAuth issuer's JWTs when one is configured."
+
+    def __init__(self, store: StoreVerifier, jwt: JWTVerifier | None = None):
+        self.store, self.jwt = store, jwt
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        if token.startswith(TOKEN_PREFIX) or self.jwt is None:
+            return await self.store.verify_token(token)
+        return await self.jwt.verify_token(token)
+
+
+def auth_for(store: TokenStore, url: str, issuer: str | None = None, jwks: str | None = None):
+    "The SDK's auth settings and verifier: the store's tokens and the issuer's JWTs (none when there are neither)."
+    jv = None
+    if issuer:
+        if not jwks:
+            raise MiniragError(
+                "MINIRAG_OAUTH_ISSUER is set but MINIRAG_OAUTH_JWKS is not; set it to the issuer's jwks_uri "
+                f"(named in {issuer.rstrip('/')}/.well-known/openid-configuration)"
+            )
+        jv = JWTVerifier(issuer, jwks, url)  # the audience is this server
+    if jv is None and not store.entries():
         return None, None
     u = urlsplit(url)
     auth = AuthSettings(
-        issuer_url=f"{u.scheme}://{u.netloc}",  # tokens are made here, with `minirag-mcp token add`
+        issuer_url=issuer or f"{u.scheme}://{u.netloc}",  # without an issuer, tokens are made here (`token add`)
         resource_server_url=url,
-        validate_token_resource=False,  # the store's tokens are for this server only
+        validate_token_resource=False,  # the verifiers check the audience themselves
     )
-    return auth, StoreVerifier(store)
+    return auth, Verifiers(StoreVerifier(store), jv)
 
 # %% ../nbs/13a_http.ipynb #cd5564d4
 def serve_http(listen: str, env: dict | None = None, **overrides):  # overrides: load_config keywords
@@ -233,7 +328,8 @@ def serve_http(listen: str, env: dict | None = None, **overrides):  # overrides:
     except MiniragError as e:
         cfg = Config(error=str(e))
     store = TokenStore(token_file(cfg))
-    auth, verifier = auth_for(store, url)
+    issuer = setting("MINIRAG_OAUTH_ISSUER")
+    auth, verifier = auth_for(store, url, issuer, setting("MINIRAG_OAUTH_JWKS"))
     refuse_open(host, port, tokens=verifier is not None)
     srv = build_server(env, auth=auth, token_verifier=verifier, **overrides)
     srv.warm_on_list = setting("MINIRAG_WARM_UP")
@@ -241,6 +337,7 @@ def serve_http(listen: str, env: dict | None = None, **overrides):  # overrides:
     if not transport_security(host, port, url).enable_dns_rebinding_protection:
         log.warning("any Host is accepted on %s; set MINIRAG_PUBLIC_URL to the URL clients use", host)
     how = f"tokens from {store.path}" if verifier else "no tokens: loopback only"
+    how += f", access tokens of {issuer}" if issuer else ""
     print(f"minirag-mcp: serving MCP on http://{host_port(host, port)}/mcp ({how})", file=sys.stderr, flush=True)
     import uvicorn
 

@@ -389,3 +389,79 @@ def test_tokens_never_reach_the_log(served):
     for t in [*served.tokens.values(), "mrt_not-a-token"]:
         assert t not in log
     assert "Traceback" not in log, log[-2000:]
+
+
+# ---------------------------------------------------------------- an OAuth issuer's JWT access tokens
+
+
+def hs256(claims: dict, secret: bytes) -> str:
+    "A JWT signed with HMAC by hand (PyJWT refuses to sign with a key that looks public, as an attacker would)."
+    import base64, hashlib, hmac
+
+    b64 = lambda b: base64.urlsafe_b64encode(b).rstrip(b"=").decode()
+    head = (
+        b64(json.dumps({"alg": "HS256", "typ": "JWT", "kid": "k1"}).encode()) + "." + b64(json.dumps(claims).encode())
+    )
+    return head + "." + b64(hmac.new(secret, head.encode(), hashlib.sha256).digest())
+
+
+def test_oauth_issuer_jwts_are_checked_for_signature_expiry_issuer_and_audience(tmp_path, model_dir):
+    import jwt
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key())) | {"kid": "k1", "use": "sig"}
+    (tmp_path / "jwks.json").write_text(json.dumps({"keys": [jwk]}))
+    docs = Path(os.path.realpath(tmp_path)) / "docs"
+    write(docs, "a/alpha.md", ALPHA)
+    write(docs, "b/beta.md", BETA)
+    issuer, port = "https://id.example.org", free_port()
+    env = {
+        **os.environ,
+        "BASE_DIR": str(docs),
+        "DB_PATH": str(tmp_path / "index"),
+        "MODEL_NAME": str(model_dir),
+        "CACHE_DIR": str(model_dir.parent),
+        "MINIRAG_OAUTH_ISSUER": issuer,
+        "MINIRAG_OAUTH_JWKS": str(tmp_path / "jwks.json"),
+    }
+    cli(env, "ingest", str(docs), "-q")
+    url = f"http://127.0.0.1:{port}/mcp"
+    base = dict(iss=issuer, aud=url, exp=int(time.time()) + 600, sub="carol")
+
+    def sign(claims, k=key, alg="RS256"):
+        return jwt.encode(claims, k, algorithm=alg, headers={"kid": "k1"})
+
+    good = sign(base | {"scope": "openid minirag:read", "minirag_scopes": [str(docs / "a")]})
+    s = Served(env, port, {"good": good})
+    try:
+        meta = httpx.get(f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp", timeout=10).json()
+        assert meta["resource"] == url and meta["authorization_servers"] == [issuer]
+
+        async def main():
+            async with s.client("good") as c:
+                r = ok(await c.call_tool("query_documents", {"query": "pump service code", "topK": 10}))
+                assert {h["source"] for h in r["results"]} == {str(docs / "a/alpha.md")}
+                with pytest.raises(MCPError, match="'write' right"):
+                    await c.call_tool("delete_file", {"filePath": str(docs / "a/alpha.md")})
+
+        anyio.run(main)
+        init = rpc(
+            "initialize",
+            {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}},
+        )
+        other = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        refused_tokens = [
+            sign(base | {"scope": "minirag:read", "exp": int(time.time()) - 300}),  # expired
+            sign(base | {"scope": "minirag:read", "aud": "http://elsewhere/mcp"}),  # for another server
+            sign(base | {"scope": "minirag:read", "iss": "https://evil.example"}),  # another issuer
+            sign(base | {"scope": "minirag:read"}, k=other),  # not the issuer's key
+            hs256(base | {"scope": "minirag:read"}, json.dumps(jwk).encode()),  # the public key as an HMAC secret
+            sign({k: v for k, v in base.items() if k != "exp"} | {"scope": "minirag:read"}),  # no expiry
+        ]
+        for t in refused_tokens:
+            assert s.post(init, {"Authorization": f"Bearer {t}"}).status_code == 401
+        assert s.post(init, {"Authorization": f"Bearer {good}"}).status_code == 200
+        assert all(t not in s.stderr() for t in [good, *refused_tokens])
+    finally:
+        s.stop()
