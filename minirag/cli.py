@@ -246,6 +246,11 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="[HOST:]PORT",
         help="serve Streamable HTTP at /mcp on this address (host default 127.0.0.1; any other needs a token)",
     )
+    s.add_argument(
+        "--watch",
+        action="store_true",
+        help="keep the index in step with the roots: changes are synced once they settle (MINIRAG_WATCH=1)",
+    )
     s = cmd("token", "make, list or revoke the access tokens of `serve --http`")
     s.add_argument("action", type=str, choices=["add", "list", "revoke"], help="add NAME, list, or revoke NAME")
     s.add_argument("name", nargs="?", type=str, help="the token's name (add, revoke)")
@@ -594,11 +599,11 @@ def _serve(a) -> int:
     if a.http:
         from minirag.http import serve_http
 
-        serve_http(a.http, **overrides)
+        serve_http(a.http, watch=a.watch, **overrides)
     else:
         from minirag.server import serve
 
-        serve(**overrides)
+        serve(watch=a.watch, **overrides)
     return 0
 
 

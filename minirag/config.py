@@ -259,6 +259,8 @@ SETTINGS = {
         Setting("MINIRAG_PUBLIC_URL", "process", "text", "the URL clients reach `serve --http` at, e.g. "
                 "`https://rag.example.org/mcp` behind TLS; its host is accepted",
                 shown="`http://HOST:PORT/mcp`", check=_text),
+        Setting("MINIRAG_WATCH", "process", "flag", "1/true/yes/on: the MCP server keeps the index in step with the "
+                "roots (as `serve --watch`)", False),
         Setting("MINIRAG_OAUTH_ISSUER", "process", "text", "an OAuth issuer whose JWT access tokens `serve --http` "
                 "accepts (audience: its URL)", check=_text),
         Setting("MINIRAG_OAUTH_JWKS", "process", "text", "that issuer's public keys: its `jwks_uri`, or a JWKS file",

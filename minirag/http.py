@@ -313,7 +313,12 @@ def auth_for(store: TokenStore, url: str, issuer: str | None = None, jwks: str |
     return auth, Verifiers(StoreVerifier(store), jv)
 
 # %% ../nbs/13a_http.ipynb #cd5564d4
-def serve_http(listen: str, env: dict | None = None, **overrides):  # overrides: load_config keywords
+def serve_http(
+    listen: str,
+    env: dict | None = None,
+    watch: bool = False,  # keep the index in step with the roots (also MINIRAG_WATCH=1)
+    **overrides,  # load_config keywords
+):
     "Serve MCP over Streamable HTTP on `[HOST:]PORT` until interrupted."
     tuning.apply("server")  # first: the profile must be chosen before numpy is imported
     logging.basicConfig(
@@ -333,6 +338,8 @@ def serve_http(listen: str, env: dict | None = None, **overrides):  # overrides:
     refuse_open(host, port, tokens=verifier is not None)
     srv = build_server(env, auth=auth, token_verifier=verifier, **overrides)
     srv.warm_on_list = setting("MINIRAG_WARM_UP")
+    if watch or setting("MINIRAG_WATCH"):
+        srv.tools.watch()
     app = http_app(srv, host, port, url)
     if not transport_security(host, port, url).enable_dns_rebinding_protection:
         log.warning("any Host is accepted on %s; set MINIRAG_PUBLIC_URL to the URL clients use", host)

@@ -393,6 +393,9 @@ class Status(_Out):
     schemeWarning: str | None = Field(None, description="a sentence while staleChunkCount > 0, else null")
     roots: list[str] | None = Field(None, description="document roots")
     indexError: str | None = Field(None, description="why the index cannot be opened or created")
+    watching: bool | None = Field(None, description="present when the server follows its roots: whether it watches")
+    pendingChanges: int | None = Field(None, description="file changes seen and not yet in the index (watching)")
+    lastCaughtUp: str | None = Field(None, description="UTC time the index last caught up with the roots (watching)")
 
 
 OUTPUT_MODELS = dict(
@@ -447,6 +450,7 @@ class Tools:
         self.idle_close = setting("MINIRAG_IDLE_CLOSE") if idle_close is None else idle_close
         self._ix, self._lock = None, threading.Lock()
         self._warm, self._imported, self._warm_lock, self._called = None, threading.Event(), threading.Lock(), False
+        self.watcher = None  # a `minirag.watch.Watcher` once `watch()` started one
         self._job_owner = {}  # jobId -> the name of the grant that started it (a scoped caller sees only its own)
         self._needed = threading.Event()  # a tool that embeds is waiting: the warm-up stops after its current step
         self._imported.set()  # without a warm-up, a tool call imports what it needs itself
@@ -461,8 +465,25 @@ class Tools:
         return self._ix
 
     def close(self):
+        if self.watcher is not None:
+            self.watcher.stop()
         if self._ix is not None:
             self._ix.close()
+
+    def watch(self):
+        "Keep the index in step with the roots: each settled batch of changes becomes one sync (`minirag.watch`)."
+        from minirag.watch import Watcher
+
+        if self.cfg.error:
+            log.warning("not watching: %s", self.cfg.error)
+            return None
+
+        def sync():
+            self._wait(True)  # the warm-up's imports first: imports stay on one thread
+            self.index.sync()
+
+        self.watcher = Watcher(self.cfg.roots, sync, ignore=[self.cfg.db_path]).start()
+        return self.watcher
 
     def _wait(self, model: bool):
         "Let a running warm-up finish its imports (every tool) or all of it (tools that embed)."
@@ -606,7 +627,10 @@ class Tools:
         "Always answers: a broken configuration or index is reported in the result, not as an error."
         try:
             self._wait(False)
-            return tool_result(self.index.status(_caller.get().scopes))
+            r = tool_result(self.index.status(_caller.get().scopes))
+            if self.watcher is not None:  # only then: without --watch, status has the fields the CLI prints
+                r = tool_result({**r.structured_content, **self.watcher.state()})
+            return r
         except Exception as e:
             out = dict(version=installed_version(), configError=self.cfg.error, indexError=error_message(e))
             return tool_result({k: v for k, v in out.items() if v})
@@ -740,7 +764,10 @@ def _interrupted(signum, frame):
         os._exit(130)
 
 
-def serve(**overrides):  # load_config keyword overrides (`minirag-mcp serve --base-dir …`)
+def serve(
+    watch: bool = False,  # keep the index in step with the roots (also MINIRAG_WATCH=1)
+    **overrides,  # load_config keyword overrides (`minirag-mcp serve --base-dir …`)
+):
     "Serve MCP on stdio: protocol frames on stdout, logs on stderr; warm up in the background."
     tuning.apply("server")  # first: the profile must be chosen before numpy is imported
     logging.basicConfig(
@@ -756,7 +783,9 @@ def serve(**overrides):  # load_config keyword overrides (`minirag-mcp serve --b
         print(TTY_HINT, file=sys.stderr, flush=True)
     signal.signal(signal.SIGINT, _interrupted)
     srv = build_server(**overrides)
-    srv.warm_on_list = setting("MINIRAG_WARM_UP")  # 0: load on first use, as before (benchmarks compare)
+    srv.warm_on_list = setting("MINIRAG_WARM_UP")
+    if watch or setting("MINIRAG_WATCH"):
+        srv.tools.watch()  # 0: load on first use, as before (benchmarks compare)
     try:
         srv.run("stdio")
     except KeyboardInterrupt:
