@@ -478,9 +478,9 @@ class Tools:
             log.warning("not watching: %s", self.cfg.error)
             return None
 
-        def sync():
+        def sync(folder=None):
             self._wait(True)  # the warm-up's imports first: imports stay on one thread
-            self.index.sync()
+            self.index.sync(folder)
 
         self.watcher = Watcher(self.cfg.roots, sync, ignore=[self.cfg.db_path]).start()
         return self.watcher

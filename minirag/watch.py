@@ -11,7 +11,20 @@ from pathlib import Path
 from typing import Callable
 
 # %% auto #0
-__all__ = ['log', 'Watcher']
+__all__ = ['log', 'changed_folder', 'Watcher']
+
+# %% ../nbs/07d_watch.ipynb #60178996
+def changed_folder(paths: list[str], roots: list[str]) -> str | None:
+    "The deepest existing folder inside a root that holds every changed path; None for every root."
+    try:
+        common = os.path.commonpath([os.path.realpath(p) for p in paths])
+    except ValueError:  # nothing, or paths on different drives
+        return None
+    while common and not os.path.isdir(common):
+        common = os.path.dirname(common)  # a deleted file or folder: what held it
+    real = [os.path.realpath(r) for r in roots]
+    inside = any(common == r or common.startswith(r + os.sep) for r in real)
+    return common if inside else None
 
 # %% ../nbs/07d_watch.ipynb #cd90ae91
 log = logging.getLogger("minirag.watch")
@@ -23,7 +36,7 @@ class Watcher:
     def __init__(
         self,
         roots: list,  # folders to watch, recursively
-        sync: Callable[[], object],  # brings the index up to date (raises on failure)
+        sync: Callable,  # sync(folder): brings the index under `folder` (None: every root) up to date
         ignore: list | None = None,  # folders whose changes never count (the index directory)
         quiet: float = 0.4,  # seconds without a change that end a batch
         longest: float = 30.0,  # seconds a batch may keep growing
@@ -69,11 +82,11 @@ class Watcher:
         for changes in batches:
             if not changes and not first:
                 continue
-            first = False  # the first sync catches up with what changed while no server watched
+            first_sync, first = first, False  # the first sync catches up with what changed while no server watched
             with self._lock:
                 self.pending += len(changes)
             try:
-                self.sync()
+                self.sync(None if first_sync else changed_folder([p for _, p in changes], self.roots))
                 self.syncs += 1
                 self.last_caught_up, self.error = time.strftime("%FT%TZ", time.gmtime()), None
             except Exception as e:  # the next change tries again; status shows why it failed
