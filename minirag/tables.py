@@ -19,7 +19,7 @@ from .store import has_chunks as _chunks_table_exists
 from .store import build_lookups, remove_lookups
 
 # %% auto #0
-__all__ = ['SourceRecord', 'check_model', 'Tables']
+__all__ = ['SourceRecord', 'check_model', 'Tables', 'Selection']
 
 # %% ../nbs/05b_tables.ipynb #e486e201
 @dataclass
@@ -36,6 +36,8 @@ class SourceRecord:
     mtime: float = 0.0
     ocr_engine: str = ""
     scheme: int = 0
+    doc_date: str = ""  # the document's date, YYYY-MM-DD (dates), or "" for none
+    date_source: str = ""  # where the date was found: document, name or file
 
 # %% ../nbs/05b_tables.ipynb #76166b38
 def _set_meta(con, **kv):
@@ -185,10 +187,15 @@ def write_batch(self: Tables, items: list[tuple[SourceRecord, list[dict], np.nda
                 "ocr_engine": [r.ocr_engine for r in recs],
                 "chunk_count": pa.array(ns, pa.int32()),
                 "scheme": pa.array([r.scheme for r in recs], pa.int32()),
+                "doc_date": pa.array([r.doc_date or None for r in recs], pa.string()),
+                "date_source": pa.array([r.date_source or None for r in recs], pa.string()),
             }
         )
         con.register("_new_sources", src)
-        con.execute("INSERT INTO sources BY NAME SELECT *, now() AS ingested_at FROM _new_sources")
+        con.execute(
+            "INSERT INTO sources BY NAME SELECT * REPLACE (doc_date::DATE AS doc_date), now() AS ingested_at "
+            "FROM _new_sources"
+        )
         con.unregister("_new_sources")
         _bump(con)
     return ns
@@ -374,7 +381,8 @@ def sources(self: Tables, names: list[str] | None = None, scope=None, kind: str 
     with self._session(con) as c:
         return _dicts(
             c.execute(
-                "SELECT * EXCLUDE (ingested_at), strftime(ingested_at, '%Y-%m-%dT%H:%M:%S') AS ingested_at "
+                "SELECT * EXCLUDE (ingested_at) REPLACE (strftime(doc_date, '%Y-%m-%d') AS doc_date), "
+                "strftime(ingested_at, '%Y-%m-%dT%H:%M:%S') AS ingested_at "
                 f"FROM sources {where} ORDER BY source",
                 ps,
             )
@@ -387,6 +395,56 @@ def scope_count(self: Tables, base: str, con=None) -> int:
     cond, ps = scope_condition(base)
     with self._session(con) as c:
         return c.execute(f"SELECT count(*) FROM sources WHERE {cond}", ps).fetchone()[0]
+
+# %% ../nbs/05b_tables.ipynb #e1a70c02
+@dataclass
+class Selection:
+    "The sources a filter keeps, and the ones it left out only for lack of a label or of a date."
+
+    sources: list[str]
+    unlabelled: int = 0
+    undated: int = 0
+
+
+@patch
+def select_sources(
+    self: Tables,
+    scope=None,
+    date_from: str | None = None,  # YYYY-MM-DD, inclusive
+    date_to: str | None = None,  # YYYY-MM-DD, inclusive
+    labels: dict[str, list[str]] | None = None,  # facet -> accepted values
+    uncertain_below: float = 0.7,  # a label under this confidence also matches its runner-up
+    con=None,
+) -> Selection:
+    "The sources in `scope` whose date lies in the range and whose labels match, with the left-out counts."
+    cond, ps = scope_condition(scope, "s.source")
+    dated = date_from is not None or date_to is not None
+    facets = labels or {}
+    case = " ".join("WHEN ? THEN ?::VARCHAR[]" for _ in facets) or "WHEN NULL THEN NULL"
+    lps = [x for f, vs in facets.items() for x in (f, list(vs))]
+    sql = f"""
+    WITH s AS (SELECT source, doc_date FROM sources s WHERE {cond}),
+    w AS (SELECT *, CASE facet {case} END AS want FROM labels),
+    l AS (SELECT source, list_contains(want, value) OR (confidence < ? AND list_contains(want, runner_up)) AS ok
+          FROM w WHERE want IS NOT NULL),
+    per AS (SELECT s.source, any_value(s.doc_date) AS doc_date, count(*) FILTER (WHERE l.ok) AS good,
+                   count(*) FILTER (WHERE NOT l.ok) AS bad
+            FROM s LEFT JOIN l USING (source) GROUP BY s.source)
+    SELECT source, doc_date >= coalesce(?::DATE, doc_date) AND doc_date <= coalesce(?::DATE, doc_date), good, bad
+    FROM per ORDER BY source"""
+    with self._session(con) as c:
+        rows = c.execute(sql, [*ps, *lps, uncertain_below, date_from, date_to]).fetchall()
+    n, keep, unlabelled, undated = len(facets), [], 0, 0
+    for source, in_range, good, bad in rows:
+        date_pass = not dated or in_range is True
+        labels_pass = good == n
+        if date_pass and labels_pass:
+            keep.append(source)
+        elif bad == 0 and date_pass:
+            unlabelled += 1
+        elif labels_pass and in_range is None:
+            undated += 1
+    return Selection(keep, unlabelled, undated)
 
 # %% ../nbs/05b_tables.ipynb #a3ea7b46
 @patch
