@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 from . import __version__
+from .dates import document_date
 from .config import Config, MiniragError, IndexBusyError
 from .convert import convert_file, markitdown
 from .chunk import chunk_markdown, strip_inline_images, SCHEME_VERSION
@@ -30,9 +31,9 @@ from . import ocr as _ocr
 # %% auto #0
 __all__ = ['MAX_TITLE_CHARS', 'FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS', 'EMBED_BATCH_FILES',
            'LOOKUP_REBUILD_FILES', 'Engine', 'prepare_chunks', 'FileItem', 'TextItem', 'Prepared', 'Ingested',
-           'IngestReport', 'file_hash', 'prepare', 'check_source_id', 'content_to_markdown', 'FatalError',
-           'short_error', 'failure_context', 'model_ready', 'Pipeline', 'ingest_file', 'ingest_data', 'ingest_url',
-           'ingest_items']
+           'IngestReport', 'file_hash', 'prepare', 'date_record', 'check_source_id', 'content_to_markdown',
+           'FatalError', 'short_error', 'failure_context', 'model_ready', 'Pipeline', 'ingest_file', 'ingest_data',
+           'ingest_url', 'ingest_items']
 
 # %% ../nbs/07_ingest.ipynb #61c92c95
 class Engine:
@@ -166,6 +167,7 @@ def _prepare_file(eng: Engine, item: FileItem, facts: dict | None) -> Prepared:
     rec = SourceRecord(
         str(p), "file", str(item.root), title, category, h, st.st_size, st.st_mtime, conv.ocr_engine, SCHEME_VERSION
     )
+    date_record(rec, conv.markdown, p.name, st.st_mtime)
     return Prepared(rec, rows, [f"{p}: {w}" for w in conv.warnings])  # told once, against this file
 
 
@@ -175,12 +177,20 @@ def _prepare_text(eng: Engine, item: TextItem) -> Prepared:
         raise MiniragError(f"{item.source}: no text to index (0 chunks); the previous version, if any, is kept")
     h = hashlib.sha256(item.markdown.encode("utf-8", "replace")).hexdigest()
     rec = SourceRecord(item.source, item.kind, "", item.title or "", category, h, item.size, 0.0, "", SCHEME_VERSION)
+    date_record(rec, item.markdown, item.source)
     return Prepared(rec, rows, url=item.url)
 
 
 def prepare(eng: Engine, item: FileItem | TextItem, facts: dict | None = None) -> Prepared:
     "Convert, title and chunk one item; `facts` receives a file's hash, size and mtime once read."
     return _prepare_file(eng, item, facts) if isinstance(item, FileItem) else _prepare_text(eng, item)
+
+# %% ../nbs/07_ingest.ipynb #f7d0a002
+def date_record(rec: SourceRecord, markdown: str, name: str, mtime: float | None = None) -> SourceRecord:
+    "Set the record's document date and its source (none when nothing gives one)."
+    d = document_date(markdown, name, mtime)
+    rec.doc_date, rec.date_source = (d.value, d.source) if d else ("", "")
+    return rec
 
 # %% ../nbs/07_ingest.ipynb #c0c059ea
 FORMATS = ("text", "markdown", "html")

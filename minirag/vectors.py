@@ -243,6 +243,28 @@ class VectorMatrix:
         pos = np.concatenate([order[starts[c] : starts[c + 1]] for c in sorted(picked)])
         return pos[self.alive[pos]]
 
+    def rows_exact(self, sources: list[str]) -> np.ndarray:
+        "Positions of the live rows of exactly these sources (a filter's selection: no prefix matching)."
+        self.rows_in([])  # builds the by-source order once
+        names, codes, order, starts = self._by_code
+        picked = []
+        for s in sources:
+            i = bisect.bisect_left(names, s)
+            if i < len(names) and names[i] == s:
+                picked.append(int(codes[i]))
+        if not picked:
+            return np.zeros(0, np.int64)
+        pos = np.concatenate([order[starts[c] : starts[c + 1]] for c in sorted(picked)])
+        return pos[self.alive[pos]]
+
+    def rows_within(self, bases: list[str] | None, exact: list[str] | None) -> np.ndarray | None:
+        "Rows in the scope and, when a filter selected sources, among them; None when neither restricts."
+        pos = self.rows_in(bases) if bases is not None else None
+        if exact is None:
+            return pos
+        ex = self.rows_exact(exact)
+        return ex if pos is None else np.intersect1d(pos, ex)
+
     # ---- search
     def _exact(self, pos: np.ndarray, q: np.ndarray) -> np.ndarray:
         """Exact similarities of rows `pos`, read back from the temporary file (pread: a memory map would keep every
@@ -258,10 +280,11 @@ class VectorMatrix:
         bases: list[str] | None = None,
         doc_context: float = 0.0,  # >0: rank by (1-c)·d(chunk) + c·d(its document's first chunk)
         raw: dict | None = None,  # filled with chunk id -> its own cosine distance, for the hits returned
+        exact: list[str] | None = None,  # only these sources (a label or date filter's selection)
     ) -> list[tuple[int, float]]:
         "Top-`k` (chunk id, cosine distance — blended when `doc_context` > 0), closest first, ties by id."
         q, c = np.asarray(q, np.float32), float(doc_context)
-        pos = self.rows_in(bases) if bases is not None else None
+        pos = self.rows_within(bases, exact)
         if not self.compact:
             if pos is None:
                 sim = np.einsum(
@@ -393,11 +416,19 @@ def held(db_key: str) -> bool:
 
 
 def sql_nearest(
-    con, q: np.ndarray, k: int, bases: list[str] | None = None, doc_context: float = 0.0, raw: dict | None = None
+    con,
+    q: np.ndarray,
+    k: int,
+    bases: list[str] | None = None,
+    doc_context: float = 0.0,
+    raw: dict | None = None,
+    exact: list[str] | None = None,  # only these sources (a filter's selection)
 ) -> list[tuple[int, float]]:
     """Exact top-`k` by DuckDB's `array_cosine_distance`: one scan, no matrix (0.1 s at 100k chunks against 0.65 s
     to load them)."""
     cond, ps = scope_condition(bases)
+    if exact is not None:
+        cond, ps = f"{cond} AND source IN (SELECT unnest(?::VARCHAR[]))", [*ps, list(exact)]
     q = np.asarray(q, np.float32)
     d = f"SELECT id, source, chunk_index, array_cosine_distance(emb, ?::FLOAT[{len(q)}]) AS d FROM chunks WHERE {cond}"
     c = float(doc_context)
@@ -432,6 +463,7 @@ def nearest(
     doc_context: float = 0.0,
     raw: dict | None = None,
     gen: str | None = None,
+    exact: list[str] | None = None,  # only these sources (a filter's selection)
 ) -> list[tuple[int, float]]:
     """Top-`k` (chunk id, distance) from this process's matrix, or from DuckDB when the process holds none and does
     not keep one (`tuning.holds_vectors`)."""
@@ -443,14 +475,14 @@ def nearest(
             return []
         vm = one_shot_vectors(con, db_key, gen)  # the snapshot beside the index, brought up to date (below)
         if vm is None:
-            return sql_nearest(con, q, k, bases, doc_context, raw)
+            return sql_nearest(con, q, k, bases, doc_context, raw, exact)
         with vm.lock:
-            return vm.search(q, k, bases, doc_context, raw)
+            return vm.search(q, k, bases, doc_context, raw, exact)
     vm = vectors(con, db_key, gen=gen)
     if vm is None:
         return []
     with vm.lock:
-        return vm.search(q, k, bases, doc_context, raw)
+        return vm.search(q, k, bases, doc_context, raw, exact)
 
 # %% ../nbs/06a_vectors.ipynb #05007e84
 SNAPSHOT_MAGIC = b"minirag vectors 1\n"
