@@ -7,6 +7,7 @@ Docs: https://example.invalid/minirag/api.html.md"""
 # %% ../nbs/10_api.ipynb #65b3825f
 from __future__ import annotations
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from .config import Config, MiniragError, load_config, installed_version
 from .chunk import rebuild_document, SCHEME_VERSION
@@ -21,12 +22,15 @@ from .security import resolve_in_roots, in_scope, scope_bases
 from .tables import check_model  # the one model check: with a model bound it only compares
 from .results import ChunkTable, Deleted, Document, FileList, ListedFile, ListedSource, NeighborChunk
 from .results import Neighbors, QueryResult, SourceTable, Status, read_back
+from .results import row_date
+from .dates import parse_iso_date
 from . import ocr as _ocr
 from . import sync as _syncmod
 from . import jobs as _jobs
 
 # %% auto #0
-__all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'Index', 'ingest_paths']
+__all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'SORTS', 'DocumentFilter', 'taxonomy_path', 'document_filter', 'check_sort', 'by_date',
+           'Index', 'ingest_paths']
 
 # %% ../nbs/10_api.ipynb #269d0e60
 MAX_NEIGHBORS = 50
@@ -187,6 +191,62 @@ def _sync_path(path, must_be_absolute: bool):
 def _with_display(r: dict) -> dict:
     return dict(r, display_path=display_path(r["source"], r["kind"], r["root"]))
 
+# %% ../nbs/10_api.ipynb #b1f7e002
+@dataclass
+class DocumentFilter:
+    "A checked date and label filter."
+
+    date_from: str | None = None
+    date_to: str | None = None
+    labels: dict[str, list[str]] | None = None
+
+
+SORTS = ("date",)
+
+
+def taxonomy_path(cfg: Config) -> Path | None:
+    "Where the corpus's taxonomy file lives: `.minirag/classify.toml` in the first root."
+    return Path(cfg.roots[0]) / ".minirag" / "classify.toml" if cfg.roots else None
+
+
+def document_filter(cfg: Config, labels=None, date_from=None, date_to=None) -> DocumentFilter | None:
+    "The checked filter, or None when none is given; a malformed date or a label without a taxonomy is refused."
+    if labels is None and date_from is None and date_to is None:
+        return None
+    lo = None if date_from is None else _checked_date(date_from, "dateFrom")
+    hi = None if date_to is None else _checked_date(date_to, "dateTo")
+    if lo and hi and lo > hi:
+        raise MiniragError(f"dateFrom={lo} is after dateTo={hi}; give the earlier day first")
+    if labels is not None:
+        where = taxonomy_path(cfg)
+        raise MiniragError(
+            f"labels cannot be filtered on: this corpus has no taxonomy file ({where}), so it has no facets; "
+            "write one to define them, or filter by dateFrom/dateTo only"
+        )
+    return DocumentFilter(lo, hi, None)
+
+
+def _checked_date(value, name: str) -> str:
+    try:
+        return parse_iso_date(value, name)
+    except MiniragError:
+        raise
+    except Exception:
+        raise MiniragError(f"{name} is not a date; use YYYY-MM-DD, e.g. 2026-08-12") from None
+
+
+def check_sort(sort) -> str | None:
+    "`sort` if it is one of SORTS (or None), else an error listing them."
+    if sort is None or sort in SORTS:
+        return sort
+    raise MiniragError(f"sort={str(sort)[:40]!r} is not valid; use {' or '.join(repr(s) for s in SORTS)}, or omit it")
+
+
+def by_date(rows: list) -> list:
+    "Rows newest first by their `date`, undated last, otherwise in the order given."
+    dated = sorted((r for r in rows if r.date), key=lambda r: r.date.value, reverse=True)
+    return dated + [r for r in rows if not r.date]
+
 # %% ../nbs/10_api.ipynb #c91287f4
 class Index:
     "A minirag index over a set of document roots."
@@ -250,12 +310,20 @@ class Index:
         return s
 
     def query(
-        self, query: str, top_k: int = 8, scope: str | list[str] | None = None, weight: float | None = None
+        self,
+        query: str,
+        top_k: int = 8,
+        scope: str | list[str] | None = None,
+        weight: float | None = None,
+        labels: dict | None = None,  # {facet: value or [values]}: needs the corpus's taxonomy file
+        date_from: str | None = None,  # YYYY-MM-DD, inclusive
+        date_to: str | None = None,  # YYYY-MM-DD, inclusive
     ) -> QueryResult:
         "Hybrid search; `scope` is a path/id prefix or a list of them (a union); `weight` overrides RAG_HYBRID_WEIGHT."
         cfg = self.cfg.check()
         w = _weight(cfg.hybrid_weight, weight)
         query, k = validate_query(query, top_k)
+        flt = document_filter(cfg, labels, date_from, date_to)
         bases, emb, tables = scope_bases(scope), self.engine.embedder, self.tables
         if w < 1:  # the query is embedded in a worker thread: no first-time imports there
             preload(query_only=True, model_name=cfg.model_name)
@@ -265,9 +333,14 @@ class Index:
                 check_model(con, emb.model_id, emb.dim)
             if "model_id" not in meta and not tables.has_chunks(con):  # binding a model creates the table
                 return QueryResult(query, warnings=_scope_warnings(tables, bases, cfg.roots))
+            sel = tables.select_sources(bases, flt.date_from, flt.date_to, flt.labels, con=con) if flt else None
+            counts = dict(unlabelled=sel.unlabelled, undated=sel.undated) if sel else None
+            if sel is not None and not sel.sources:
+                return QueryResult(query, warnings=_scope_warnings(tables, bases, cfg.roots), filter_counts=counts)
             fusion = cfg.fusion or default_fusion()
             db_key, gen = str(self.store.db_file), meta.get("generation", "0")
-            c = candidates(con, db_key, emb.embed_query, query, candidate_window(k), bases, w, gen)
+            exact = sel.sources if sel else None  # the filter's sources, already within the scope
+            c = candidates(con, db_key, emb.embed_query, query, candidate_window(k), bases, w, gen, exact)
             # the model's vocabulary: words it splits into pieces say less on the vector side
             known = vocab_share(self.engine.counter.count, query) if fusion == "adaptive" and c.vec and c.kw else 1.0
             srcs = None
@@ -277,6 +350,7 @@ class Index:
             r = read_back(tables, query, hits)
             empty = [b for b in bases or [] if not any(in_scope(h.source, b) for h in r.hits)]
             r.warnings = _scope_warnings(tables, empty, cfg.roots)
+            r.filter_counts = counts
             return r
 
     def _target(self, file_path=None, source=None, must_be_absolute=False) -> str:
@@ -329,9 +403,17 @@ class Index:
             raise _not_indexed(src, "; nothing to delete (see list_files)")
         return Deleted(src)
 
-    def list_files(self, scope: str | list[str] | None = None) -> FileList:
+    def list_files(
+        self,
+        scope: str | list[str] | None = None,
+        labels: dict | None = None,  # {facet: value or [values]}: needs the corpus's taxonomy file
+        date_from: str | None = None,  # YYYY-MM-DD, inclusive
+        date_to: str | None = None,  # YYYY-MM-DD, inclusive
+        sort: str | None = None,  # "date": newest first, undated last
+    ) -> FileList:
         "Files on disk under the roots (or `scope`) with their index state, plus data/url sources."
         cfg = self.cfg.check()
+        flt, sort = document_filter(cfg, labels, date_from, date_to), check_sort(sort)
         bases, there = scope_bases(scope), self.store.exists()
         indexed = {r["source"]: r for r in self.tables.sources() if in_scope(r["source"], bases)} if there else {}
         failed = self.tables.failures() if there else {}  # files whose current bytes failed to ingest
@@ -351,18 +433,34 @@ class Index:
             where = display_path(s, "file", str(root))
             files.append(
                 ListedFile(
-                    s, where, state, r.get("title", ""), r.get("chunk_count", 0), r.get("ocr_engine", "") or "", reason
+                    s,
+                    where,
+                    state,
+                    r.get("title", ""),
+                    r.get("chunk_count", 0),
+                    r.get("ocr_engine", "") or "",
+                    reason,
+                    row_date(r),
                 )
             )
         sources = [
-            ListedSource(k, r["kind"], r["title"], r["chunk_count"], r["ocr_engine"] or "")
+            ListedSource(k, r["kind"], r["title"], r["chunk_count"], r["ocr_engine"] or "", row_date(r))
             for k, r in indexed.items()
             if r["kind"] != "file"
         ]
+        counts = None
+        if flt:  # only indexed documents have a date or labels: the filter keeps those it selects
+            sel = self.tables.select_sources(bases, flt.date_from, flt.date_to, flt.labels) if there else None
+            keep = set(sel.sources) if sel else set()
+            files = [f for f in files if f.file_path in keep]
+            sources = [x for x in sources if x.source in keep]
+            counts = dict(unlabelled=sel.unlabelled if sel else 0, undated=sel.undated if sel else 0)
+        if sort == "date":
+            files, sources = by_date(files), by_date(sources)
         missing = [k for k, r in indexed.items() if r["kind"] == "file" and k not in seen]
         matched = lambda b: any(in_scope(f.file_path, b) for f in files) or any(in_scope(k, b) for k in indexed)
         warnings = _scope_warnings(None, [b for b in bases or [] if not matched(b)], cfg.roots)
-        return FileList(files, sources, missing, warnings)
+        return FileList(files, sources, missing, warnings, counts)
 
     def sources(self) -> SourceTable:
         "Every indexed source with its category and chunk count."

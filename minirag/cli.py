@@ -19,7 +19,8 @@ from . import tuning
 
 # %% auto #0
 __all__ = ['ENVIRONMENT', 'EXAMPLES', 'SCOPE_HELP', 'READ_ONLY_COMMANDS', 'WRITING_COMMANDS', 'whole', 'top_k', 'fraction',
-           'fractions', 'UsageError', 'CliParser', 'build_parser', 'Progress', 'run', 'sample_docs_dir', 'main']
+           'fractions', 'UsageError', 'CliParser', 'build_parser', 'Progress', 'dated', 'label_arg', 'document_filters',
+           'run', 'sample_docs_dir', 'main']
 
 # %% ../nbs/14_cli.ipynb #657f1be6
 def whole(lo: int, hi: int | None = None):
@@ -205,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="W",
         help="keyword share: 0.0 vectors only .. 1.0 keywords only (default: RAG_HYBRID_WEIGHT)",
     )
+    document_filters(s)
     s = cmd("read-neighbors", "the chunks around one chunk")
     s.add_argument("--file-path", type=str, metavar="PATH", help="the file of the hit")
     s.add_argument("--source", type=str, metavar="ID", help="the source id of the hit (data or URL items)")
@@ -216,6 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--source", type=str, metavar="ID", help="source id of a data or URL item")
     s = cmd("list", "files under the roots and their index state")
     s.add_argument("--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP)
+    document_filters(s)
+    s.add_argument("--sort", choices=["date"], help="date: newest first, undated last")
     cmd("status", "configuration and index health")
     s = cmd("delete", "remove a file or source from the index (never touches the file)")
     s.add_argument("path", nargs="?", type=str, help="the file (relative to the current directory)")
@@ -313,7 +317,7 @@ def _print_query(r, out):
         sec = r.sections.get(h.parent_id, "")
         body = sec if len(sec) <= 700 else sec[:700].rstrip() + " …"
         print(textwrap.indent(body.strip(), "   │ ", lambda line: True), file=out)
-    print("\nsources: " + ", ".join(s.display_path for s in r.sources), file=out)
+    print("\nsources: " + ", ".join(s.display_path + dated(s.date) for s in r.sources), file=out)
 
 
 def _print_status(r: dict, out):
@@ -352,6 +356,50 @@ def _print_ingested(ix, r, out):  # an IngestReport
     for f in r.files:
         n = counts.get(f, "?")
         print(f"ingested {_shown(f)}  ({n} chunk{'' if n == 1 else 's'})", file=out)
+
+
+def dated(d) -> str:
+    "A document's date as a listing shows it after the path: `  2026-08-12 (name)`, or nothing."
+    return f"  {d.value} ({d.source})" if d else ""
+
+
+def label_arg(text: str) -> tuple[str, str]:
+    "One `--label facet=value`."
+    facet, eq, value = text.partition("=")
+    if not eq or not facet.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not facet=value (e.g. --label type=minutes)")
+    return facet.strip(), value.strip()
+
+
+def document_filters(s):
+    "The date and label filters `query` and `list` share."
+    s.add_argument(
+        "--label",
+        action="append",
+        type=label_arg,
+        metavar="FACET=VALUE",
+        help="only documents with this label (repeatable; a facet repeated matches any of its values)",
+    )
+    s.add_argument("--date-from", type=str, metavar="YYYY-MM-DD", help="only documents dated on or after this day")
+    s.add_argument("--date-to", type=str, metavar="YYYY-MM-DD", help="only documents dated on or before this day")
+
+
+def _labels(pairs) -> dict | None:
+    "`--label` pairs as {facet: [values]}."
+    if not pairs:
+        return None
+    out = {}
+    for facet, value in pairs:
+        out.setdefault(facet, []).append(value)
+    return out
+
+
+def _print_filter_counts(r, err):
+    "A filter's left-out counts as `warn:` lines, when there are any."
+    lacking = {"unlabelled": "label", "undated": "date"}
+    for k, n in (r.filter_counts or {}).items():
+        if n:
+            print(f"warn: {n} document(s) in scope left out only for lack of a {lacking.get(k, k)}", file=err)
 
 
 def _scopes(values) -> list[str] | None:
@@ -420,12 +468,15 @@ def _command(a, out, err) -> int:
         return _demo(a, out, err, emit)
     ix = _query_index(a) if a.cmd == "query" else _index(a)
     if a.cmd == "query":
-        r = ix.query(a.query, a.top_k, _scopes(a.scope), a.weight)
+        r = ix.query(
+            a.query, a.top_k, _scopes(a.scope), a.weight, _labels(a.label), date_from=a.date_from, date_to=a.date_to
+        )
         if emit:
             emit(r)
         else:
             _print_query(r, out)
             _print_warnings(r, err)
+            _print_filter_counts(r, err)
         return 0
     if a.cmd in ("ingest", "sync"):
         from minirag.api import ingest_paths
@@ -459,14 +510,15 @@ def _command(a, out, err) -> int:
                 print(f"--- chunk {c.chunk_index}{' (target)' if c.is_target else ''}\n{c.text}", file=out)
             return 0
     elif a.cmd == "list":
-        r = ix.list_files(_scopes(a.scope))
+        r = ix.list_files(_scopes(a.scope), _labels(a.label), a.date_from, a.date_to, a.sort)
         if not emit:
             for f in r.files:
                 ocr = f" [ocr:{f.ocr_engine}]" if f.ocr_engine else ""
-                print(f"{f.state:<14} {f.display_path}{ocr}", file=out)  # 14: outdatedScheme
+                print(f"{f.state:<14} {f.display_path}{ocr}{dated(f.date)}", file=out)  # 14: outdatedScheme
             for s in r.sources:
-                print(f"{s.kind:<14} {s.source}", file=out)
+                print(f"{s.kind:<14} {s.source}{dated(s.date)}", file=out)
             _print_warnings(r, err)
+            _print_filter_counts(r, err)
             return 0
     elif a.cmd == "delete":
         r = ix.delete(a.path, a.source)
