@@ -17,6 +17,7 @@ from .dates import document_date
 from .config import Config, MiniragError, IndexBusyError
 from .convert import convert_file, markitdown
 from .chunk import chunk_markdown, strip_inline_images, SCHEME_VERSION
+from .chunk import rebuild_document
 from .titles import file_title, data_title
 from .tokens import TokenCounter
 from .embed import Embedder
@@ -29,11 +30,11 @@ from .results import Fields
 from . import ocr as _ocr
 
 # %% auto #0
-__all__ = ['MAX_TITLE_CHARS', 'FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS', 'EMBED_BATCH_FILES',
-           'LOOKUP_REBUILD_FILES', 'Engine', 'prepare_chunks', 'FileItem', 'TextItem', 'Prepared', 'Ingested',
-           'IngestReport', 'file_hash', 'prepare', 'date_record', 'check_source_id', 'content_to_markdown',
-           'FatalError', 'short_error', 'failure_context', 'model_ready', 'Pipeline', 'ingest_file', 'ingest_data',
-           'ingest_url', 'ingest_items']
+__all__ = ['MAX_TITLE_CHARS', 'HEADER_CHUNKS', 'FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS',
+           'EMBED_BATCH_FILES', 'LOOKUP_REBUILD_FILES', 'Engine', 'prepare_chunks', 'FileItem', 'TextItem', 'Prepared',
+           'Ingested', 'IngestReport', 'file_hash', 'prepare', 'date_record', 'backfill_dates', 'check_source_id',
+           'content_to_markdown', 'FatalError', 'short_error', 'failure_context', 'model_ready', 'Pipeline',
+           'ingest_file', 'ingest_data', 'ingest_url', 'ingest_items']
 
 # %% ../nbs/07_ingest.ipynb #61c92c95
 class Engine:
@@ -191,6 +192,23 @@ def date_record(rec: SourceRecord, markdown: str, name: str, mtime: float | None
     d = document_date(markdown, name, mtime)
     rec.doc_date, rec.date_source = (d.value, d.source) if d else ("", "")
     return rec
+
+
+HEADER_CHUNKS = 12  # a document's first chunks hold more than the header a date is looked for in (dates.HEADER_CHARS)
+
+
+def backfill_dates(eng: Engine) -> int:
+    "Date the sources written before dates from their stored text, name and time: nothing is read again or embedded."
+    if not eng.store.exists():
+        return 0
+    found = []
+    for r in eng.tables.undated():
+        text = rebuild_document(eng.tables.chunks_of(r["source"], 0, HEADER_CHUNKS - 1))
+        is_file = r["kind"] == "file"
+        d = document_date(text, Path(r["source"]).name if is_file else r["source"], r["mtime"] if is_file else None)
+        found.append((r["source"], d.value if d else "", d.source if d else ""))
+    eng.tables.set_dates(found)
+    return len(found)
 
 # %% ../nbs/07_ingest.ipynb #c0c059ea
 FORMATS = ("text", "markdown", "html")

@@ -13,6 +13,7 @@ from .config import MiniragError
 from .convert import scanned_exts
 from .chunk import SCHEME_VERSION
 from .ingest import Engine, FileItem, Pipeline, file_hash, failure_context
+from .ingest import backfill_dates
 from .scan import scan, ScanResult
 from .security import resolve_in_roots, in_scope
 from .store import file_lock, file_unlock
@@ -319,6 +320,7 @@ def sync(
         total = len(plan.moves) + len(plan.delete) + len(todo)
         done = _apply(eng, plan, progress, total)
         run = Pipeline(eng, progress, done, total, context).run([FileItem(p, root, h) for p, root, h in todo])
+        backfill_dates(eng)  # an index written before dates gets them from its stored text, once
         if progress:
             progress(total, total, "")
         if run.ingested or plan.moves or plan.delete:

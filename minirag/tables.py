@@ -188,7 +188,8 @@ def write_batch(self: Tables, items: list[tuple[SourceRecord, list[dict], np.nda
                 "chunk_count": pa.array(ns, pa.int32()),
                 "scheme": pa.array([r.scheme for r in recs], pa.int32()),
                 "doc_date": pa.array([r.doc_date or None for r in recs], pa.string()),
-                "date_source": pa.array([r.date_source or None for r in recs], pa.string()),
+                # "" once looked for and not found; NULL only in rows written before dates (backfilled by a sync)
+                "date_source": pa.array([r.date_source for r in recs], pa.string()),
             }
         )
         con.register("_new_sources", src)
@@ -445,6 +446,30 @@ def select_sources(
         elif labels_pass and in_range is None:
             undated += 1
     return Selection(keep, unlabelled, undated)
+
+# %% ../nbs/05b_tables.ipynb #e1a70c06
+@patch
+def undated(self: Tables, con=None) -> list[dict]:
+    "Sources whose date was never looked for (written before dates): source, kind and mtime."
+    with self._session(con) as c:
+        return _dicts(c.execute("SELECT source, kind, mtime FROM sources WHERE date_source IS NULL ORDER BY source"))
+
+
+@patch
+def set_dates(self: Tables, rows: list[tuple[str, str, str]]):
+    "Record (source, YYYY-MM-DD or '', date source or '') for these sources."
+    if not rows:
+        return
+    import pyarrow as pa
+
+    tbl = pa.table({"source": [r[0] for r in rows], "d": [r[1] or None for r in rows], "ds": [r[2] for r in rows]})
+    with self.store.transaction() as con:
+        con.register("_dates", tbl)
+        con.execute(
+            "UPDATE sources SET doc_date = _dates.d::DATE, date_source = _dates.ds FROM _dates "
+            "WHERE sources.source = _dates.source"
+        )
+        con.unregister("_dates")
 
 # %% ../nbs/05b_tables.ipynb #a3ea7b46
 @patch
