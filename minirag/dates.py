@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from .config import MiniragError
 
 # %% auto #0
-__all__ = ['HEADER_CHARS', 'FIRST_LINE_CHARS', 'DATE_SOURCES', 'make_date', 'find_date', 'header_date', 'name_date', 'DocDate',
-           'document_date', 'parse_iso_date']
+__all__ = ['HEADER_CHARS', 'FIRST_LINE_CHARS', 'DATE_SOURCES', 'make_date', 'russian', 'find_date', 'header_date', 'name_date',
+           'DocDate', 'document_date', 'parse_iso_date']
 
 # %% ../nbs/07d_dates.ipynb #cd7b83fa
 _MONTHS = {
@@ -75,10 +75,16 @@ def _numeric(m: re.Match, day_first: bool) -> dt.date | None:
     return make_date(y, b, a) or (make_date(y, a, b) if m["sep"] == "/" else None)
 
 
+def russian(text: str) -> bool:
+    "True when Cyrillic letters outnumber Latin ones: the text writes dates day first."
+    cyr = len(_CYRILLIC.findall(text))
+    return cyr > 0 and cyr >= len(re.findall(r"[A-Za-z]", text))
+
+
 def find_date(text: str, day_first: bool | None = None) -> dt.date | None:  # None: day-first if the text is Russian
     "The first date written in `text`, in digits or with a month name; None if there is none."
     if day_first is None:
-        day_first = bool(_CYRILLIC.search(text))
+        day_first = russian(text)
     found = []
     for m in _NUMERIC.finditer(text):
         if d := _numeric(m, day_first):
@@ -118,9 +124,9 @@ def _lines(text: str) -> list[str]:
     return out
 
 
-def _only_date(line: str) -> dt.date | None:
+def _only_date(line: str, day_first: bool | None = None) -> dt.date | None:
     "The date when `line` holds nothing else (a weekday, a time, a year word and punctuation aside)."
-    d = find_date(line)
+    d = find_date(line, day_first)
     if d is None:
         return None
     rest = _TIME.sub(" ", line)
@@ -132,20 +138,21 @@ def _only_date(line: str) -> dt.date | None:
 def header_date(text: str) -> dt.date | None:
     "The date a document's header states, by the rules above in their order; None if it states none."
     lines = _lines(text)
+    day_first = russian("\n".join(lines))  # a field's value alone ("8/5/2026") cannot tell
     for line in lines:
-        if _FIELD.match(line) and (d := find_date(line.split(":", 1)[1])):
+        if _FIELD.match(line) and (d := find_date(line.split(":", 1)[1], day_first)):
             return d
     for line in lines:
         if (m := _OUTGOING.match(line)) and (d := find_date(m["rest"], day_first=True)):
             return d
     for line in lines:
-        if _WEEKDAY.match(line) and (d := find_date(line)):
+        if _WEEKDAY.match(line) and (d := find_date(line, day_first)):
             return d
     for line in lines:
-        if d := _only_date(line):
+        if d := _only_date(line, day_first):
             return d
     if lines and len(lines[0]) <= FIRST_LINE_CHARS:
-        return find_date(lines[0])
+        return find_date(lines[0], day_first)
     return None
 
 # %% ../nbs/07d_dates.ipynb #87353c7c
