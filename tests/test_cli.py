@@ -95,7 +95,7 @@ def test_list_scope_union_relative_to_cwd(corpus):
     got = sorted(Path(f["filePath"]).relative_to(root).as_posix() for f in json.loads(r.stdout)["files"])
     assert got == ["a/alpha0.md", "b/beta0.md", "b/beta1.md", "b/beta2.md"]
     r = cli("list", "--scope", "a", "--scope", "b/beta1.md", cwd=root, env=env)
-    dated = [l.rsplit("  ", 2) for l in r.stdout.splitlines()]   # each indexed file ends with its date and its source
+    dated = [l.rsplit("  ", 1) for l in r.stdout.splitlines()]   # each indexed file ends with its date and its source
     assert r.returncode == 0 and [d[0] for d in dated] == [f"indexed        {n}" for n in ["a/alpha0.md", "a/alpha1.md", "a/alpha2.md", "b/beta1.md"]]
     assert all(d[1].endswith("(file)") for d in dated)
 
