@@ -19,8 +19,8 @@ from . import tuning
 
 # %% auto #0
 __all__ = ['ENVIRONMENT', 'EXAMPLES', 'SCOPE_HELP', 'READ_ONLY_COMMANDS', 'WRITING_COMMANDS', 'whole', 'top_k', 'fraction',
-           'fractions', 'UsageError', 'CliParser', 'build_parser', 'Progress', 'dated', 'label_arg', 'document_filters',
-           'run', 'sample_docs_dir', 'main']
+           'fractions', 'UsageError', 'CliParser', 'build_parser', 'Progress', 'dated', 'labelled', 'label_arg',
+           'document_filters', 'run', 'sample_docs_dir', 'main']
 
 # %% ../nbs/14_cli.ipynb #657f1be6
 def whole(lo: int, hi: int | None = None):
@@ -88,17 +88,21 @@ EXAMPLES = {
     "query": """minirag-mcp query "how do I rotate the keys?"
   minirag-mcp query "E-1042" --weight 1                       # keywords only
   minirag-mcp query "budget" --scope finance --scope legal    # several scopes: union
-  minirag-mcp query "budget" --json | jq '.results[0].source'""",
+  minirag-mcp query "budget" --json | jq '.results[0].source'
+  minirag-mcp query "minutes" --date-from 2026-08-01 --label type=minutes   # dated in August or later""",
     "read-neighbors": """minirag-mcp read-neighbors --file-path notes/a.md --chunk-index 4 --before 1 --after 1""",
     "read": """minirag-mcp read notes/a.md
   minirag-mcp read --source web/guide""",
     "list": """minirag-mcp list
-  minirag-mcp list --scope notes/2026 --scope drafts --json""",
+  minirag-mcp list --scope notes/2026 --scope drafts --json
+  minirag-mcp list --sort date --date-from 2026-01-01                        # newest first""",
     "status": """minirag-mcp status
   minirag-mcp status --json | jq .configError""",
     "delete": """minirag-mcp delete notes/old.md
   minirag-mcp delete --source web/guide""",
     "eval": """minirag-mcp eval ../shared/eval/scifact --weights 0,0.3,0.6,1 --limit-queries 200""",
+    "classify": """minirag-mcp classify try notes/2026-08-05-weekly-sync.md
+  minirag-mcp classify try report.pdf --json""",
     "demo": """minirag-mcp demo
   minirag-mcp demo "how do I reset a password?" --db-path /tmp/minirag-demo   # keep the index""",
 }
@@ -236,6 +240,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "--limit-queries", type=whole(1), default=None, metavar="N", help="evaluate only the first N queries"
     )
+    s = cmd("classify", "the labels and date one file would get under the corpus's taxonomy (nothing is stored)")
+    s.add_argument("action", choices=["try"], help="try: label one file and show every value's probability")
+    s.add_argument("file", type=str, help="the file (relative to the current directory)")
     s = cmd("demo", "index the bundled sample documents with the packaged model and run a query")
     s.add_argument(
         "query", nargs="?", type=str, default="What does ERR_CONNECTION_REFUSED mean?", help="the query to run"
@@ -317,7 +324,7 @@ def _print_query(r, out):
         sec = r.sections.get(h.parent_id, "")
         body = sec if len(sec) <= 700 else sec[:700].rstrip() + " …"
         print(textwrap.indent(body.strip(), "   │ ", lambda line: True), file=out)
-    print("\nsources: " + ", ".join(s.display_path + dated(s.date) for s in r.sources), file=out)
+    print("\nsources: " + ", ".join(s.display_path + dated(s.date) + labelled(s.labels) for s in r.sources), file=out)
 
 
 def _print_status(r: dict, out):
@@ -361,6 +368,27 @@ def _print_ingested(ix, r, out):  # an IngestReport
 def dated(d) -> str:
     "A document's date as a listing shows it after the path: `  2026-08-12 (name)`, or nothing."
     return f"  {d.value} ({d.source})" if d else ""
+
+
+def labelled(labels) -> str:
+    "A document's labels after its path: `  [type=minutes project=main?]` (`?`: uncertain), or nothing."
+    if not labels:
+        return ""
+    return "  [" + " ".join(f"{f}={x.value}{'?' if x.uncertain else ''}" for f, x in labels.items()) + "]"
+
+
+def _print_classified(r, out, err) -> int:
+    "A `Classified` for people: one line per facet, the model's probabilities under it, then the date."
+    for facet, lab in r.labels.items():
+        sure = " uncertain" if lab.uncertain else ""
+        print(f"{facet}: {lab.value}  {lab.confidence:.2f} ({lab.source}){sure}", file=out)
+        if facet in r.probabilities:
+            ranked = sorted(r.probabilities[facet].items(), key=lambda kv: -kv[1])
+            print("    " + "  ".join(f"{v} {p:.2f}" for v, p in ranked), file=out)
+    for facet, why in r.not_set.items():
+        print(f"{facet}: not set ({why})", file=out)
+    print(f"date: {r.date.value} ({r.date.source})" if r.date else "date: none", file=out)
+    return 0
 
 
 def label_arg(text: str) -> tuple[str, str]:
@@ -466,6 +494,12 @@ def _command(a, out, err) -> int:
         return 0
     if a.cmd == "demo":
         return _demo(a, out, err, emit)
+    if a.cmd == "classify":
+        r = _index(a).classify(os.path.realpath(a.file))
+        if emit:
+            emit(r)
+            return 0
+        return _print_classified(r, out, err)
     ix = _query_index(a) if a.cmd == "query" else _index(a)
     if a.cmd == "query":
         r = ix.query(
@@ -514,9 +548,11 @@ def _command(a, out, err) -> int:
         if not emit:
             for f in r.files:
                 ocr = f" [ocr:{f.ocr_engine}]" if f.ocr_engine else ""
-                print(f"{f.state:<14} {f.display_path}{ocr}{dated(f.date)}", file=out)  # 14: outdatedScheme
+                print(
+                    f"{f.state:<14} {f.display_path}{ocr}{dated(f.date)}{labelled(f.labels)}", file=out
+                )  # 14: outdatedScheme
             for s in r.sources:
-                print(f"{s.kind:<14} {s.source}{dated(s.date)}", file=out)
+                print(f"{s.kind:<14} {s.source}{dated(s.date)}{labelled(s.labels)}", file=out)
             _print_warnings(r, err)
             _print_filter_counts(r, err)
             return 0

@@ -14,6 +14,7 @@ import numpy as np
 from fastcore.basics import patch
 from . import __version__
 from .dates import document_date
+from .labels import OPENING_CHUNKS, TaxonomyError, label_document, label_rows, load_taxonomy
 from .config import Config, MiniragError, IndexBusyError
 from .convert import convert_file, markitdown
 from .chunk import chunk_markdown, strip_inline_images, SCHEME_VERSION
@@ -32,9 +33,9 @@ from . import ocr as _ocr
 # %% auto #0
 __all__ = ['MAX_TITLE_CHARS', 'HEADER_CHUNKS', 'FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS',
            'EMBED_BATCH_FILES', 'LOOKUP_REBUILD_FILES', 'Engine', 'prepare_chunks', 'FileItem', 'TextItem', 'Prepared',
-           'Ingested', 'IngestReport', 'file_hash', 'prepare', 'date_record', 'backfill_dates', 'check_source_id',
-           'content_to_markdown', 'FatalError', 'short_error', 'failure_context', 'model_ready', 'Pipeline',
-           'ingest_file', 'ingest_data', 'ingest_url', 'ingest_items']
+           'Ingested', 'IngestReport', 'file_hash', 'prepare', 'date_record', 'backfill_dates', 'taxonomy_or_none',
+           'label_records', 'relabel', 'check_source_id', 'content_to_markdown', 'FatalError', 'short_error',
+           'failure_context', 'model_ready', 'Pipeline', 'ingest_file', 'ingest_data', 'ingest_url', 'ingest_items']
 
 # %% ../nbs/07_ingest.ipynb #61c92c95
 class Engine:
@@ -209,6 +210,55 @@ def backfill_dates(eng: Engine) -> int:
         found.append((r["source"], d.value if d else "", d.source if d else ""))
     eng.tables.set_dates(found)
     return len(found)
+
+
+def taxonomy_or_none(eng: Engine):
+    "The corpus's taxonomy; None without one, and None for a broken file (status reports it; ingest goes on)."
+    try:
+        return load_taxonomy(eng.cfg.roots)
+    except TaxonomyError:
+        return None
+
+
+def _relative(source: str, kind: str, root: str) -> str | None:
+    "A file's path under its root (what path rules match), None for a text or URL item."
+    if kind != "file" or not root:
+        return None
+    return str(Path(source).relative_to(root)) if source.startswith(root.rstrip("/") + "/") else None
+
+
+def label_records(eng: Engine, items: list[tuple]):
+    "Give each (record, vectors) its labels under the corpus's taxonomy, from its opening chunks' vectors."
+    tax = taxonomy_or_none(eng)
+    if tax is None:
+        return
+    for rec, vecs in items:
+        got = label_document(tax, _relative(rec.source, rec.kind, rec.root), vecs[:OPENING_CHUNKS], eng.embedder)
+        rec.labels = [row[1:] for row in label_rows(rec.source, got)]
+        rec.label_key = tax.key
+
+
+def relabel(eng: Engine) -> int | None:
+    """Label again, from their stored vectors, the sources labelled under another taxonomy (or moved); clear labels
+    when the file is gone. Returns how many, or None when the corpus has no taxonomy."""
+    try:
+        tax = load_taxonomy(eng.cfg.roots)
+    except TaxonomyError:
+        return 0  # a broken file changes nothing until it is fixed
+    if not eng.store.exists():
+        return None if tax is None else 0
+    stale = eng.tables.unlabelled_under(tax.key if tax else None)
+    done = []
+    for r in stale:
+        if tax is None:
+            done.append((r["source"], "", []))
+            continue
+        vecs = eng.tables.opening_vectors(r["source"], OPENING_CHUNKS)
+        got = label_document(tax, _relative(r["source"], r["kind"], r["root"]), vecs, eng.embedder)
+        done.append((r["source"], tax.key, [row[1:] for row in label_rows(r["source"], got)]))
+    for i in range(0, len(done), 500):
+        eng.tables.set_labels(done[i : i + 500])
+    return None if tax is None else len(done)
 
 # %% ../nbs/07_ingest.ipynb #c0c059ea
 FORMATS = ("text", "markdown", "html")
@@ -455,6 +505,7 @@ def _embed(self: Pipeline, batch: list[Prepared]):
 
 @patch
 def _write_items(self: Pipeline, items: list[tuple[Prepared, np.ndarray]]):
+    label_records(self.eng, [(p.record, v) for p, v in items])  # every ingest path writes through here
     counts = self.eng.tables.write_batch([(p.record, p.rows, v) for p, v in items], self._model)
     self.ingested += [_ingested(p, n) for (p, _), n in zip(items, counts)]
 

@@ -113,6 +113,7 @@ class Source:
     hits: int  # how many hits come from it
     display_path: str  # relative to its root (the id for data/url sources): what to cite
     date: DocDate | None = None  # the document's date and where it was found; None when it has none
+    labels: dict | None = None  # facet -> {value, confidence, source, uncertain}; None without a taxonomy file
 
 
 RESULT_COLUMNS = [
@@ -265,6 +266,7 @@ class ListedFile:
     ocr_engine: str = ""
     reason: str | None = None  # why the file failed to ingest (state failed only)
     date: DocDate | None = None  # the document's date and where it was found (indexed files only)
+    labels: dict | None = None  # facet -> {value, confidence, source, uncertain}; None without a taxonomy file
 
 
 @dataclass
@@ -277,6 +279,7 @@ class ListedSource:
     chunk_count: int
     ocr_engine: str = ""
     date: DocDate | None = None  # the document's date and where it was found
+    labels: dict | None = None  # facet -> {value, confidence, source, uncertain}; None without a taxonomy file
 
 
 @dataclass(repr=False)
@@ -341,6 +344,7 @@ class Status(Shown):
     ocr_hint: str | None = None  # what to install or fix for OCR
     index_error: str | None = None  # why the index cannot be opened or created
     index_bytes: int | None = None  # size of the index file
+    labels: dict | None = None  # with a taxonomy file: its facets, values with document counts, and what lacks one
 
     _HEAD = ["setting", "value"]
 

@@ -7,7 +7,7 @@ Docs: https://example.invalid/minirag/tables.html.md"""
 # %% ../nbs/05b_tables.ipynb #d8662eb4
 from __future__ import annotations
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 import numpy as np  # pyarrow only where rows are written: a one-shot query never imports it (25–35 ms)
 from .config import MiniragError
 from .chunk import SCHEME_VERSION
@@ -38,6 +38,8 @@ class SourceRecord:
     scheme: int = 0
     doc_date: str = ""  # the document's date, YYYY-MM-DD (dates), or "" for none
     date_source: str = ""  # where the date was found: document, name or file
+    label_key: str = ""  # the taxonomy the labels were given under ("" without one)
+    labels: list[tuple] = field(default_factory=list)  # (facet, value, confidence, origin, runner-up, its confidence)
 
 # %% ../nbs/05b_tables.ipynb #76166b38
 def _set_meta(con, **kv):
@@ -82,11 +84,33 @@ def _dicts(cur) -> list[dict]:
     return [dict(zip(names, r)) for r in cur.fetchall()]
 
 
+_LABEL_COLUMNS = ["source", "facet", "value", "confidence", "origin", "runner_up", "runner_up_confidence"]
+
+
+def _insert_labels(con, rows: list[tuple]):
+    "Insert `labels` rows (source, facet, value, confidence, origin, runner-up, its confidence)."
+    if not rows:
+        return
+    import pyarrow as pa
+
+    cols = list(zip(*rows))
+    tbl = pa.table(
+        {
+            n: pa.array(list(v), pa.float64() if n.endswith("confidence") else pa.string())
+            for n, v in zip(_LABEL_COLUMNS, cols)
+        }
+    )
+    con.register("_new_labels", tbl)
+    con.execute("INSERT INTO labels BY NAME SELECT * FROM _new_labels")
+    con.unregister("_new_labels")
+
+
 def _delete(con, source: str) -> int:
     if _chunks_table_exists(con):
         con.execute("DELETE FROM postings WHERE chunk_id IN (SELECT id FROM chunks WHERE source = ?)", [source])
         con.execute("DELETE FROM chunks WHERE source = ?", [source])
     con.execute("DELETE FROM failures WHERE source = ?", [source])
+    con.execute("DELETE FROM labels WHERE source = ?", [source])
     return con.execute("DELETE FROM sources WHERE source = ?", [source]).fetchone()[0]
 
 
@@ -190,6 +214,7 @@ def write_batch(self: Tables, items: list[tuple[SourceRecord, list[dict], np.nda
                 "doc_date": pa.array([r.doc_date or None for r in recs], pa.string()),
                 # "" once looked for and not found; NULL only in rows written before dates (backfilled by a sync)
                 "date_source": pa.array([r.date_source for r in recs], pa.string()),
+                "label_key": pa.array([r.label_key or None for r in recs], pa.string()),
             }
         )
         con.register("_new_sources", src)
@@ -198,6 +223,7 @@ def write_batch(self: Tables, items: list[tuple[SourceRecord, list[dict], np.nda
             "FROM _new_sources"
         )
         con.unregister("_new_sources")
+        _insert_labels(con, [(r.source, *row) for r in recs for row in r.labels])
         _bump(con)
     return ns
 
@@ -223,6 +249,9 @@ def rename(self: Tables, old: str, new: str, root: str, mtime: float | None = No
             "UPDATE sources SET source = ?, root = ?, mtime = coalesce(?, mtime) WHERE source = ?",
             [new, root, mtime, old],
         )
+        # its new folder's path rules may give other values: labelled again by the next relabel
+        con.execute("UPDATE labels SET source = ? WHERE source = ?", [new, old])
+        con.execute("UPDATE sources SET label_key = NULL WHERE source = ? AND label_key IS NOT NULL", [new])
         _bump(con)
 
 # %% ../nbs/05b_tables.ipynb #cb31414b
@@ -475,6 +504,68 @@ def set_dates(self: Tables, rows: list[tuple[str, str, str]]):
             "WHERE sources.source = _dates.source"
         )
         con.unregister("_dates")
+
+# %% ../nbs/05b_tables.ipynb #e1a70c09
+@patch
+def labels_of(self: Tables, sources: list[str] | None = None, con=None) -> dict[str, dict[str, dict]]:
+    "source -> facet -> its stored label (value, confidence, origin, runner_up, runner_up_confidence)."
+    where, ps = ("WHERE source IN (SELECT unnest(?::VARCHAR[]))", [list(sources)]) if sources is not None else ("", [])
+    with self._session(con) as c:
+        rows = _dicts(c.execute(f"SELECT * FROM labels {where} ORDER BY source, facet", ps))
+    out = {}
+    for r in rows:
+        out.setdefault(r.pop("source"), {})[r.pop("facet")] = r
+    return out
+
+
+@patch
+def unlabelled_under(self: Tables, key: str, con=None) -> list[dict]:
+    "Sources whose labels were not given under the taxonomy `key`: source, kind and root."
+    with self._session(con) as c:
+        return _dicts(
+            c.execute(
+                "SELECT source, kind, root FROM sources WHERE label_key IS DISTINCT FROM ? ORDER BY source", [key]
+            )
+        )
+
+
+@patch
+def opening_vectors(self: Tables, source: str, n: int = 3, con=None) -> np.ndarray:
+    "The vectors of a source's first `n` chunks, in order (what the classifier reads a document's opening from)."
+    with self._session(con) as c:
+        if not _chunks_table_exists(c):
+            return np.zeros((0, 0), np.float32)
+        rows = c.execute(
+            "SELECT emb FROM chunks WHERE source = ? AND chunk_index < ? ORDER BY chunk_index", [source, n]
+        ).fetchall()
+    return np.array([r[0] for r in rows], np.float32)
+
+
+@patch
+def set_labels(self: Tables, items: list[tuple[str, str, list[tuple]]]):
+    "Replace the labels of sources: (source, taxonomy key or '' for none, rows of (facet, value, ...))."
+    if not items:
+        return
+    srcs = [s for s, _, _ in items]
+    with self.store.transaction() as con:
+        con.execute("DELETE FROM labels WHERE source IN (SELECT unnest(?::VARCHAR[]))", [srcs])
+        _insert_labels(con, [(s, *row) for s, _, rows in items for row in rows])
+        import pyarrow as pa
+
+        con.register("_keys", pa.table({"source": srcs, "k": pa.array([k or None for _, k, _ in items], pa.string())}))
+        con.execute("UPDATE sources SET label_key = _keys.k FROM _keys WHERE sources.source = _keys.source")
+        con.unregister("_keys")
+
+
+@patch
+def label_counts(self: Tables, uncertain_below: float = 0.7, con=None) -> list[tuple]:
+    "(facet, value, documents, uncertain documents) over the index."
+    with self._session(con) as c:
+        return c.execute(
+            "SELECT facet, value, count(*), count(*) FILTER (WHERE confidence < ?) FROM labels "
+            "GROUP BY ALL ORDER BY ALL",
+            [uncertain_below],
+        ).fetchall()
 
 # %% ../nbs/05b_tables.ipynb #a3ea7b46
 @patch

@@ -11,7 +11,7 @@ CLI = str(Path(sys.executable).parent/"minirag-mcp")
 ENV_VARS = ["BASE_DIR", "BASE_DIRS", "DB_PATH", "CACHE_DIR", "MODEL_NAME", "MAX_FILE_SIZE", "CHUNK_TOKEN_BUDGET", "RAG_HYBRID_WEIGHT",
             "RAG_GROUPING", "RAG_MAX_DISTANCE", "RAG_MAX_FILES", "RAG_OCR_LANG", "RAG_OCR_MIN_CHARS_PER_PAGE", "RAG_INSTRUCTIONS_APPEND",
             "ALLOW_PRIVATE_URLS"]
-COMMANDS = ["ingest", "ingest-url", "sync", "query", "read-neighbors", "read", "list", "status", "delete", "eval", "demo"]
+COMMANDS = ["ingest", "ingest-url", "sync", "query", "read-neighbors", "read", "list", "status", "delete", "eval", "classify", "demo"]
 DOCS = {f"a/alpha{i}.md": f"# Alpha {i}\n\nThe alpha notes talk about zebra crossings, number {i}.\n" for i in range(3)} | \
        {f"b/beta{i}.md": f"# Beta {i}\n\nThe beta notes talk about zebra stripes, number {i}.\n" for i in range(3)}
 
