@@ -34,8 +34,8 @@ from . import jobs as _jobs
 
 # %% auto #0
 __all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'SORTS', 'DocumentFilter', 'taxonomy_path', 'checked_labels', 'document_filter',
-           'row_labels', 'check_sort', 'by_date', 'labels_status', 'Classified', 'classify_file', 'Index',
-           'ingest_paths']
+           'unlabelled_count', 'row_labels', 'check_sort', 'by_date', 'labels_status', 'Classified', 'classify_file',
+           'Index', 'ingest_paths']
 
 # %% ../nbs/10_api.ipynb #269d0e60
 MAX_NEIGHBORS = 50
@@ -256,6 +256,26 @@ def document_filter(cfg: Config, labels=None, date_from=None, date_to=None) -> D
     return DocumentFilter(lo, hi, None)
 
 
+def _facet_applies(facet, row: dict) -> bool:
+    "False when the facet's `within` leaves the document out (a text or URL item is outside every `within`)."
+    if not facet.within:
+        return True
+    rel = display_path(row["source"], row["kind"], row["root"])
+    return row["kind"] == "file" and any(rel == w or rel.startswith(w + "/") for w in facet.within)
+
+
+def unlabelled_count(tables, sel, flt, roots, con=None) -> int:
+    "Documents left out only for lack of a label, not counting those a filtered facet's `within` leaves out."
+    if not sel.missing:
+        return 0
+    tax = load_taxonomy(roots)
+    have = tables.labels_of(sel.missing, con)
+    rows = tables.sources(sel.missing, con=con)
+    return sum(
+        any(f not in have.get(r["source"], {}) and _facet_applies(tax.facets[f], r) for f in flt.labels) for r in rows
+    )
+
+
 def row_labels(tables, sources: list[str], roots, con=None) -> dict[str, dict[str, Label]] | None:
     "source -> facet -> Label, for result rows; None without a taxonomy file (rows then carry no labels key)."
     try:
@@ -455,7 +475,11 @@ class Index:
                 if flt
                 else None
             )
-            counts = dict(unlabelled=sel.unlabelled, undated=sel.undated) if sel else None
+            counts = (
+                dict(unlabelled=unlabelled_count(tables, sel, flt, cfg.roots, con), undated=sel.undated)
+                if sel
+                else None
+            )
             if sel is not None and not sel.sources:
                 return QueryResult(query, warnings=_scope_warnings(tables, bases, cfg.roots), filter_counts=counts)
             fusion = cfg.fusion or default_fusion()
@@ -582,7 +606,8 @@ class Index:
             keep = set(sel.sources) if sel else set()
             files = [f for f in files if f.file_path in keep]
             sources = [x for x in sources if x.source in keep]
-            counts = dict(unlabelled=sel.unlabelled if sel else 0, undated=sel.undated if sel else 0)
+            unlabelled = unlabelled_count(self.tables, sel, flt, cfg.roots) if sel else 0
+            counts = dict(unlabelled=unlabelled, undated=sel.undated if sel else 0)
         if sort == "date":
             files, sources = by_date(files), by_date(sources)
         labelled = row_labels(self.tables, list(indexed), cfg.roots) if there else None

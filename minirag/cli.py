@@ -18,9 +18,30 @@ from minirag.config import (
 from . import tuning
 
 # %% auto #0
-__all__ = ['ENVIRONMENT', 'EXAMPLES', 'SCOPE_HELP', 'READ_ONLY_COMMANDS', 'WRITING_COMMANDS', 'whole', 'top_k', 'fraction',
-           'fractions', 'UsageError', 'CliParser', 'build_parser', 'Progress', 'dated', 'labelled', 'label_arg',
-           'document_filters', 'run', 'sample_docs_dir', 'main']
+__all__ = ['ENVIRONMENT', 'EXAMPLES', 'SCOPE_HELP', 'READ_ONLY_COMMANDS', 'WRITING_COMMANDS', 'label_arg', 'document_filters',
+           'whole', 'top_k', 'fraction', 'fractions', 'UsageError', 'CliParser', 'build_parser', 'Progress', 'dated',
+           'labelled', 'run', 'sample_docs_dir', 'main']
+
+# %% ../nbs/14_cli.ipynb #c1a0f002
+def label_arg(text: str) -> tuple[str, str]:
+    "One `--label facet=value`."
+    facet, eq, value = text.partition("=")
+    if not eq or not facet.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not facet=value (e.g. --label type=minutes)")
+    return facet.strip(), value.strip()
+
+
+def document_filters(s):
+    "The date and label filters `query` and `list` share."
+    s.add_argument(
+        "--label",
+        action="append",
+        type=label_arg,
+        metavar="FACET=VALUE",
+        help="only documents with this label (repeatable; a facet repeated matches any of its values)",
+    )
+    s.add_argument("--date-from", type=str, metavar="YYYY-MM-DD", help="only documents dated on or after this day")
+    s.add_argument("--date-to", type=str, metavar="YYYY-MM-DD", help="only documents dated on or before this day")
 
 # %% ../nbs/14_cli.ipynb #657f1be6
 def whole(lo: int, hi: int | None = None):
@@ -223,7 +244,7 @@ def build_parser() -> argparse.ArgumentParser:
     s = cmd("list", "files under the roots and their index state")
     s.add_argument("--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP)
     document_filters(s)
-    s.add_argument("--sort", choices=["date"], help="date: newest first, undated last")
+    s.add_argument("--sort", type=str, choices=["date"], help="date: newest first, undated last")
     cmd("status", "configuration and index health")
     s = cmd("delete", "remove a file or source from the index (never touches the file)")
     s.add_argument("path", nargs="?", type=str, help="the file (relative to the current directory)")
@@ -241,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
         "--limit-queries", type=whole(1), default=None, metavar="N", help="evaluate only the first N queries"
     )
     s = cmd("classify", "the labels and date one file would get under the corpus's taxonomy (nothing is stored)")
-    s.add_argument("action", choices=["try"], help="try: label one file and show every value's probability")
+    s.add_argument("action", type=str, choices=["try"], help="try: label one file and show every value's probability")
     s.add_argument("file", type=str, help="the file (relative to the current directory)")
     s = cmd("demo", "index the bundled sample documents with the packaged model and run a query")
     s.add_argument(
@@ -389,27 +410,6 @@ def _print_classified(r, out, err) -> int:
         print(f"{facet}: not set ({why})", file=out)
     print(f"date: {r.date.value} ({r.date.source})" if r.date else "date: none", file=out)
     return 0
-
-
-def label_arg(text: str) -> tuple[str, str]:
-    "One `--label facet=value`."
-    facet, eq, value = text.partition("=")
-    if not eq or not facet.strip() or not value.strip():
-        raise argparse.ArgumentTypeError(f"{text!r} is not facet=value (e.g. --label type=minutes)")
-    return facet.strip(), value.strip()
-
-
-def document_filters(s):
-    "The date and label filters `query` and `list` share."
-    s.add_argument(
-        "--label",
-        action="append",
-        type=label_arg,
-        metavar="FACET=VALUE",
-        help="only documents with this label (repeatable; a facet repeated matches any of its values)",
-    )
-    s.add_argument("--date-from", type=str, metavar="YYYY-MM-DD", help="only documents dated on or after this day")
-    s.add_argument("--date-to", type=str, metavar="YYYY-MM-DD", help="only documents dated on or before this day")
 
 
 def _labels(pairs) -> dict | None:

@@ -434,6 +434,7 @@ class Selection:
     sources: list[str]
     unlabelled: int = 0
     undated: int = 0
+    missing: list[str] = field(default_factory=list)  # the unlabelled ones (a facet's `within` may excuse some)
 
 
 @patch
@@ -469,17 +470,17 @@ def select_sources(
         args = [date_from, date_to, *ps]
     with self._session(con) as c:
         rows = c.execute(sql, args).fetchall()
-    n, keep, unlabelled, undated = len(facets), [], 0, 0
+    n, keep, missing, undated = len(facets), [], [], 0
     for source, in_range, good, bad in rows:
         date_pass = not dated or in_range is True
         labels_pass = good == n
         if date_pass and labels_pass:
             keep.append(source)
         elif bad == 0 and date_pass:
-            unlabelled += 1
+            missing.append(source)
         elif labels_pass and in_range is None:
             undated += 1
-    return Selection(keep, unlabelled, undated)
+    return Selection(keep, len(missing), undated, missing)
 
 # %% ../nbs/05b_tables.ipynb #e1a70c06
 @patch
