@@ -1,6 +1,6 @@
 """What a date filter costs a query, against a scope of the same size, on bench_scale's synthetic index.
 
-    python bench/bench_dates.py --eval /work/shared/eval             # 100k chunks, built in /tmp/minirag-dates
+    python bench/bench_dates.py --eval ../shared/eval        # 100k chunks, built in the temp folder
     python bench/bench_dates.py --sizes 10000 --queries 20 --no-json
 
 Each source of the index gets a date spread over 2020-2026 (as if from its name). A filter is measured on a range that
