@@ -7,6 +7,7 @@ Docs: https://example.invalid/minirag/api.html.md"""
 # %% ../nbs/10_api.ipynb #65b3825f
 from __future__ import annotations
 import os
+from dataclasses import dataclass
 from pathlib import Path
 from .config import Config, MiniragError, load_config, installed_version
 from .chunk import rebuild_document, SCHEME_VERSION
@@ -21,12 +22,20 @@ from .security import resolve_in_roots, in_scope, scope_bases
 from .tables import check_model  # the one model check: with a model bound it only compares
 from .results import ChunkTable, Deleted, Document, FileList, ListedFile, ListedSource, NeighborChunk
 from .results import Neighbors, QueryResult, SourceTable, Status, read_back
+from .results import row_date
+from .dates import parse_iso_date
+from .labels import Label, TaxonomyError, load_taxonomy, label_document, opening, probabilities
+from .labels import value_vectors, OPENING_CHUNKS
+from .dates import DocDate
+from .ingest import prepare
 from . import ocr as _ocr
 from . import sync as _syncmod
 from . import jobs as _jobs
 
 # %% auto #0
-__all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'Index', 'ingest_paths']
+__all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'SORTS', 'DocumentFilter', 'taxonomy_path', 'checked_labels', 'document_filter',
+           'unlabelled_count', 'row_labels', 'check_sort', 'by_date', 'labels_status', 'Classified', 'classify_file',
+           'Index', 'ingest_paths']
 
 # %% ../nbs/10_api.ipynb #269d0e60
 MAX_NEIGHBORS = 50
@@ -187,6 +196,193 @@ def _sync_path(path, must_be_absolute: bool):
 def _with_display(r: dict) -> dict:
     return dict(r, display_path=display_path(r["source"], r["kind"], r["root"]))
 
+# %% ../nbs/10_api.ipynb #b1f7e002
+@dataclass
+class DocumentFilter:
+    "A checked date and label filter."
+
+    date_from: str | None = None
+    date_to: str | None = None
+    labels: dict[str, list[str]] | None = None
+    uncertain_below: float = 0.7
+
+
+SORTS = ("date",)
+
+
+def taxonomy_path(cfg: Config) -> Path | None:
+    "Where the corpus's taxonomy file lives: `.minirag/classify.toml` in the first root."
+    return Path(cfg.roots[0]) / ".minirag" / "classify.toml" if cfg.roots else None
+
+
+def checked_labels(tax, labels) -> dict[str, list[str]]:
+    "`labels` as {facet: [values]}, every facet and value known to the taxonomy, else an error listing the valid ones."
+    if not isinstance(labels, dict) or not labels:
+        raise MiniragError('labels must be an object {facet: value or [values]}, e.g. {"type": "minutes"}')
+    out = {}
+    for facet, want in labels.items():
+        f = tax.facets.get(facet)
+        if f is None:
+            raise MiniragError(f"unknown facet {str(facet)[:40]!r}; the facets are: {', '.join(tax.facets)}")
+        vals = [want] if isinstance(want, str) else want
+        if not isinstance(vals, list) or not vals or not all(isinstance(v, str) for v in vals):
+            raise MiniragError(f"labels.{facet} must be a value or a list of values of: {', '.join(f.values)}")
+        for v in vals:
+            if v not in f.values:
+                raise MiniragError(
+                    f"unknown value {v[:40]!r} for facet {facet!r}; its values are: {', '.join(f.values)}"
+                )
+        out[facet] = list(dict.fromkeys(vals))
+    return out
+
+
+def document_filter(cfg: Config, labels=None, date_from=None, date_to=None) -> DocumentFilter | None:
+    "The checked filter, or None when none is given; a malformed date or a label without a taxonomy is refused."
+    if labels is None and date_from is None and date_to is None:
+        return None
+    lo = None if date_from is None else _checked_date(date_from, "dateFrom")
+    hi = None if date_to is None else _checked_date(date_to, "dateTo")
+    if lo and hi and lo > hi:
+        raise MiniragError(f"dateFrom={lo} is after dateTo={hi}; give the earlier day first")
+    if labels is not None:
+        tax = load_taxonomy(cfg.roots)  # a broken file is refused with its own message
+        if tax is None:
+            where = taxonomy_path(cfg)
+            raise MiniragError(
+                f"labels cannot be filtered on: this corpus has no taxonomy file ({where}), so it has no facets; "
+                "write one to define them, or filter by dateFrom/dateTo only"
+            )
+        return DocumentFilter(lo, hi, checked_labels(tax, labels), tax.uncertain_below)
+    return DocumentFilter(lo, hi, None)
+
+
+def _facet_applies(facet, row: dict) -> bool:
+    "False when the facet's `within` leaves the document out (a text or URL item is outside every `within`)."
+    if not facet.within:
+        return True
+    rel = display_path(row["source"], row["kind"], row["root"])
+    return row["kind"] == "file" and any(rel == w or rel.startswith(w + "/") for w in facet.within)
+
+
+def unlabelled_count(tables, sel, flt, roots, con=None) -> int:
+    "Documents left out only for lack of a label, not counting those a filtered facet's `within` leaves out."
+    if not sel.missing:
+        return 0
+    tax = load_taxonomy(roots)
+    have = tables.labels_of(sel.missing, con)
+    rows = tables.sources(sel.missing, con=con)
+    return sum(
+        any(f not in have.get(r["source"], {}) and _facet_applies(tax.facets[f], r) for f in flt.labels) for r in rows
+    )
+
+
+def row_labels(tables, sources: list[str], roots, con=None) -> dict[str, dict[str, Label]] | None:
+    "source -> facet -> Label, for result rows; None without a taxonomy file (rows then carry no labels key)."
+    try:
+        tax = load_taxonomy(roots)
+    except TaxonomyError:
+        tax = None
+    if tax is None:
+        return None
+    stored = tables.labels_of(sources, con) if sources else {}
+    return {
+        s: {
+            f: Label(
+                r["value"],
+                r["confidence"],
+                r["origin"],
+                r["confidence"] < tax.uncertain_below,
+                r["runner_up"],
+                r["runner_up_confidence"],
+            )
+            for f, r in stored.get(s, {}).items()
+        }
+        for s in sources
+    }
+
+
+def _checked_date(value, name: str) -> str:
+    try:
+        return parse_iso_date(value, name)
+    except MiniragError:
+        raise
+    except Exception:
+        raise MiniragError(f"{name} is not a date; use YYYY-MM-DD, e.g. 2026-08-12") from None
+
+
+def check_sort(sort) -> str | None:
+    "`sort` if it is one of SORTS (or None), else an error listing them."
+    if sort is None or sort in SORTS:
+        return sort
+    raise MiniragError(f"sort={str(sort)[:40]!r} is not valid; use {' or '.join(repr(s) for s in SORTS)}, or omit it")
+
+
+def by_date(rows: list) -> list:
+    "Rows newest first by their `date`, undated last, otherwise in the order given."
+    dated = sorted((r for r in rows if r.date), key=lambda r: r.date.value, reverse=True)
+    return dated + [r for r in rows if not r.date]
+
+# %% ../nbs/10_api.ipynb #b1f7e005
+def labels_status(tables, cfg: Config, exists: bool) -> dict | None:
+    "The `labels` block of a status: None without a taxonomy file, its error when it cannot be used."
+    try:
+        tax = load_taxonomy(cfg.roots)
+    except TaxonomyError as e:
+        return dict(file=str(taxonomy_path(cfg)), error=str(e))
+    if tax is None:
+        return None
+    counts = tables.label_counts(tax.uncertain_below) if exists else []
+    facets = {}
+    for f in tax.facets.values():
+        docs = {(v, n) for fc, v, n, _ in counts if fc == f.name}
+        values = {
+            v.id: dict(description=v.description, documents=dict((x, n) for x, n in docs).get(v.id, 0))
+            for v in f.values.values()
+        }
+        uncertain = sum(u for fc, _, _, u in counts if fc == f.name)
+        facets[f.name] = dict(question=f.question, values=values, uncertain=uncertain)
+    return dict(
+        file=str(taxonomy_path(cfg)),
+        facets=facets,
+        unlabelled=len(tables.unlabelled_under(tax.key)) if exists else 0,  # not yet labelled under this file
+        undated=tables.select_sources(None, date_from="1900-01-01").undated if exists else 0,
+    )
+
+
+@dataclass
+class Classified:
+    "What a file would get: each facet's label (and the model's probabilities), the facets left unset, its date."
+
+    file_path: str
+    labels: dict
+    probabilities: dict  # facet -> value -> probability, for the facets the model answered
+    not_set: dict  # facet -> why it has no value
+    date: DocDate | None = None
+
+
+def classify_file(eng, cfg: Config, path) -> Classified:
+    "Label and date one file as an ingest would, storing nothing."
+    tax = load_taxonomy(cfg.roots)
+    if tax is None:
+        raise MiniragError(
+            f"no taxonomy file at {taxonomy_path(cfg)}; write one to define facets (see the labels docs)"
+        )
+    real, root = resolve_in_roots(path, cfg.roots)
+    if not real.is_file():
+        raise MiniragError(f"{real} is not a file; give one document inside a root")
+    p = prepare(eng, FileItem(real, root))
+    vecs = eng.embedder.embed([r["text"] for r in p.rows[:OPENING_CHUNKS]])
+    rel = str(real.relative_to(root))
+    got = label_document(tax, rel, vecs, eng.embedder)
+    doc, probs = opening(vecs), {}
+    for name, lab in got.items():
+        if lab.source == "model":
+            ids, mat = value_vectors(tax, eng.embedder)[name]
+            probs[name] = {k: round(v, 4) for k, v in probabilities(doc, ids, mat).items()}
+    not_set = {f: "outside its within folders" for f in tax.facets if f not in got}
+    day = DocDate(p.record.doc_date, p.record.date_source) if p.record.doc_date else None
+    return Classified(str(real), got, probs, not_set, day)
+
 # %% ../nbs/10_api.ipynb #c91287f4
 class Index:
     "A minirag index over a set of document roots."
@@ -249,15 +445,24 @@ class Index:
         except MiniragError as e:
             s.index_error = str(e)
         s.scheme_warning = _scheme_warning(s.stale_chunk_count)
+        s.labels = labels_status(self.tables, cfg, True)
         return s
 
     def query(
-        self, query: str, top_k: int = 8, scope: str | list[str] | None = None, weight: float | None = None
+        self,
+        query: str,
+        top_k: int = 8,
+        scope: str | list[str] | None = None,
+        weight: float | None = None,
+        labels: dict | None = None,  # {facet: value or [values]}: needs the corpus's taxonomy file
+        date_from: str | None = None,  # YYYY-MM-DD, inclusive
+        date_to: str | None = None,  # YYYY-MM-DD, inclusive
     ) -> QueryResult:
         "Hybrid search; `scope` is a path/id prefix or a list of them (a union); `weight` overrides RAG_HYBRID_WEIGHT."
         cfg = self.cfg.check()
         w = _weight(cfg.hybrid_weight, weight)
         query, k = validate_query(query, top_k)
+        flt = document_filter(cfg, labels, date_from, date_to)
         bases, emb, tables = scope_bases(scope), self.engine.embedder, self.tables
         if w < 1:  # the query is embedded in a worker thread: no first-time imports there
             preload(query_only=True, model_name=cfg.model_name)
@@ -267,9 +472,22 @@ class Index:
                 check_model(con, emb.model_id, emb.dim)
             if "model_id" not in meta and not tables.has_chunks(con):  # binding a model creates the table
                 return QueryResult(query, warnings=_scope_warnings(tables, bases, cfg.roots))
+            sel = (
+                tables.select_sources(bases, flt.date_from, flt.date_to, flt.labels, flt.uncertain_below, con=con)
+                if flt
+                else None
+            )
+            counts = (
+                dict(unlabelled=unlabelled_count(tables, sel, flt, cfg.roots, con), undated=sel.undated)
+                if sel
+                else None
+            )
+            if sel is not None and not sel.sources:
+                return QueryResult(query, warnings=_scope_warnings(tables, bases, cfg.roots), filter_counts=counts)
             fusion = cfg.fusion or default_fusion()
             db_key, gen = str(self.store.db_file), meta.get("generation", "0")
-            c = candidates(con, db_key, emb.embed_query, query, candidate_window(k), bases, w, gen)
+            exact = sel.sources if sel else None  # the filter's sources, already within the scope
+            c = candidates(con, db_key, emb.embed_query, query, candidate_window(k), bases, w, gen, exact)
             # the model's vocabulary: words it splits into pieces say less on the vector side
             known = vocab_share(self.engine.counter.count, query) if fusion == "adaptive" and c.vec and c.kw else 1.0
             srcs = None
@@ -279,6 +497,10 @@ class Index:
             r = read_back(tables, query, hits)
             empty = [b for b in bases or [] if not any(in_scope(h.source, b) for h in r.hits)]
             r.warnings = _scope_warnings(tables, empty, cfg.roots)
+            r.filter_counts = counts
+            labelled = row_labels(tables, [s.source for s in r.sources], cfg.roots, con)
+            for s in r.sources if labelled is not None else []:
+                s.labels = labelled.get(s.source, {})
             return r
 
     def _target(self, file_path=None, source=None, must_be_absolute=False) -> str:
@@ -331,9 +553,17 @@ class Index:
             raise _not_indexed(src, "; nothing to delete (see list_files)")
         return Deleted(src)
 
-    def list_files(self, scope: str | list[str] | None = None) -> FileList:
+    def list_files(
+        self,
+        scope: str | list[str] | None = None,
+        labels: dict | None = None,  # {facet: value or [values]}: needs the corpus's taxonomy file
+        date_from: str | None = None,  # YYYY-MM-DD, inclusive
+        date_to: str | None = None,  # YYYY-MM-DD, inclusive
+        sort: str | None = None,  # "date": newest first, undated last
+    ) -> FileList:
         "Files on disk under the roots (or `scope`) with their index state, plus data/url sources."
         cfg = self.cfg.check()
+        flt, sort = document_filter(cfg, labels, date_from, date_to), check_sort(sort)
         bases, there = scope_bases(scope), self.store.exists()
         indexed = {r["source"]: r for r in self.tables.sources() if in_scope(r["source"], bases)} if there else {}
         failed = self.tables.failures() if there else {}  # files whose current bytes failed to ingest
@@ -353,18 +583,43 @@ class Index:
             where = display_path(s, "file", str(root))
             files.append(
                 ListedFile(
-                    s, where, state, r.get("title", ""), r.get("chunk_count", 0), r.get("ocr_engine", "") or "", reason
+                    s,
+                    where,
+                    state,
+                    r.get("title", ""),
+                    r.get("chunk_count", 0),
+                    r.get("ocr_engine", "") or "",
+                    reason,
+                    row_date(r),
                 )
             )
         sources = [
-            ListedSource(k, r["kind"], r["title"], r["chunk_count"], r["ocr_engine"] or "")
+            ListedSource(k, r["kind"], r["title"], r["chunk_count"], r["ocr_engine"] or "", row_date(r))
             for k, r in indexed.items()
             if r["kind"] != "file"
         ]
+        counts = None
+        if flt:  # only indexed documents have a date or labels: the filter keeps those it selects
+            sel = (
+                self.tables.select_sources(bases, flt.date_from, flt.date_to, flt.labels, flt.uncertain_below)
+                if there
+                else None
+            )
+            keep = set(sel.sources) if sel else set()
+            files = [f for f in files if f.file_path in keep]
+            sources = [x for x in sources if x.source in keep]
+            unlabelled = unlabelled_count(self.tables, sel, flt, cfg.roots) if sel else 0
+            counts = dict(unlabelled=unlabelled, undated=sel.undated if sel else 0)
+        if sort == "date":
+            files, sources = by_date(files), by_date(sources)
+        labelled = row_labels(self.tables, list(indexed), cfg.roots) if there else None
+        for row in [*files, *sources] if labelled is not None else []:
+            key = row.file_path if isinstance(row, ListedFile) else row.source
+            row.labels = labelled.get(key, {}) if key in indexed else None
         missing = [k for k, r in indexed.items() if r["kind"] == "file" and k not in seen]
         matched = lambda b: any(in_scope(f.file_path, b) for f in files) or any(in_scope(k, b) for k in indexed)
         warnings = _scope_warnings(None, [b for b in bases or [] if not matched(b)], cfg.roots)
-        return FileList(files, sources, missing, warnings)
+        return FileList(files, sources, missing, warnings, counts)
 
     def sources(self) -> SourceTable:
         "Every indexed source with its category and chunk count."
@@ -392,6 +647,12 @@ class Index:
                 if r["kind"] == "file" and Path(r["source"]) == p.resolve():
                     return r
         raise MiniragError(f"{s} is not in the index; give a source id or display path from ix.sources()")
+
+    def classify(self, path) -> Classified:
+        "What one file would get under the corpus's taxonomy (labels, probabilities, date); nothing is stored."
+        cfg = self.cfg.check()
+        preload(model_name=cfg.model_name)
+        return classify_file(self.engine, cfg, path)
 
     def ingest(self, path, must_be_absolute: bool = False) -> Ingested:
         "Ingest one file (replacing what is indexed for it)."

@@ -178,6 +178,7 @@ def held_keyword_search(
     k1: float = 1.2,
     b: float = 0.75,
     gen: str | None = None,
+    exact: list[str] | None = None,  # only these sources (a filter's selection)
 ) -> list[tuple[int, float]] | None:
     "Top-`k` keyword hits from this process's rows, or None when it holds no matrix for `db_key`."
     if not held(db_key):
@@ -187,5 +188,5 @@ def held_keyword_search(
         return []
     with vm.lock:
         t, rows, tf = held_postings(con, vm, terms)
-        pos = vm.rows_in(bases) if bases is not None else None
+        pos = vm.rows_within(bases, exact)
         return keyword_top(vm, t, None, tf, len(terms), k, pos, g, k1, b, rows)

@@ -18,8 +18,30 @@ from minirag.config import (
 from . import tuning
 
 # %% auto #0
-__all__ = ['ENVIRONMENT', 'EXAMPLES', 'SCOPE_HELP', 'READ_ONLY_COMMANDS', 'WRITING_COMMANDS', 'whole', 'top_k', 'fraction',
-           'fractions', 'UsageError', 'CliParser', 'build_parser', 'Progress', 'run', 'sample_docs_dir', 'main']
+__all__ = ['ENVIRONMENT', 'EXAMPLES', 'SCOPE_HELP', 'READ_ONLY_COMMANDS', 'WRITING_COMMANDS', 'label_arg', 'document_filters',
+           'whole', 'top_k', 'fraction', 'fractions', 'UsageError', 'CliParser', 'build_parser', 'Progress', 'dated',
+           'labelled', 'run', 'sample_docs_dir', 'main']
+
+# %% ../nbs/14_cli.ipynb #c1a0f002
+def label_arg(text: str) -> tuple[str, str]:
+    "One `--label facet=value`."
+    facet, eq, value = text.partition("=")
+    if not eq or not facet.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} is not facet=value (e.g. --label type=minutes)")
+    return facet.strip(), value.strip()
+
+
+def document_filters(s):
+    "The date and label filters `query` and `list` share."
+    s.add_argument(
+        "--label",
+        action="append",
+        type=label_arg,
+        metavar="FACET=VALUE",
+        help="only documents with this label (repeatable; a facet repeated matches any of its values)",
+    )
+    s.add_argument("--date-from", type=str, metavar="YYYY-MM-DD", help="only documents dated on or after this day")
+    s.add_argument("--date-to", type=str, metavar="YYYY-MM-DD", help="only documents dated on or before this day")
 
 # %% ../nbs/14_cli.ipynb #657f1be6
 def whole(lo: int, hi: int | None = None):
@@ -87,12 +109,14 @@ EXAMPLES = {
     "query": """minirag-mcp query "how do I rotate the keys?"
   minirag-mcp query "E-1042" --weight 1                       # keywords only
   minirag-mcp query "budget" --scope finance --scope legal    # several scopes: union
-  minirag-mcp query "budget" --json | jq '.results[0].source'""",
+  minirag-mcp query "budget" --json | jq '.results[0].source'
+  minirag-mcp query "minutes" --date-from 2026-08-01 --label type=minutes   # dated in August or later""",
     "read-neighbors": """minirag-mcp read-neighbors --file-path notes/a.md --chunk-index 4 --before 1 --after 1""",
     "read": """minirag-mcp read notes/a.md
   minirag-mcp read --source web/guide""",
     "list": """minirag-mcp list
-  minirag-mcp list --scope notes/2026 --scope drafts --json""",
+  minirag-mcp list --scope notes/2026 --scope drafts --json
+  minirag-mcp list --sort date --date-from 2026-01-01                        # newest first""",
     "status": """minirag-mcp status
   minirag-mcp status --json | jq .configError""",
     "delete": """minirag-mcp delete notes/old.md
@@ -105,6 +129,8 @@ EXAMPLES = {
   minirag-mcp token add team-a --scope /docs/a     # read only, and only /docs/a
   minirag-mcp token list
   minirag-mcp token revoke alice""",
+    "classify": """minirag-mcp classify try notes/2026-08-05-weekly-sync.md
+  minirag-mcp classify try report.pdf --json""",
     "demo": """minirag-mcp demo
   minirag-mcp demo "how do I reset a password?" --db-path /tmp/minirag-demo   # keep the index""",
 }
@@ -212,6 +238,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="W",
         help="keyword share: 0.0 vectors only .. 1.0 keywords only (default: RAG_HYBRID_WEIGHT)",
     )
+    document_filters(s)
     s = cmd("read-neighbors", "the chunks around one chunk")
     s.add_argument("--file-path", type=str, metavar="PATH", help="the file of the hit")
     s.add_argument("--source", type=str, metavar="ID", help="the source id of the hit (data or URL items)")
@@ -223,6 +250,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--source", type=str, metavar="ID", help="source id of a data or URL item")
     s = cmd("list", "files under the roots and their index state")
     s.add_argument("--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP)
+    document_filters(s)
+    s.add_argument("--sort", type=str, choices=["date"], help="date: newest first, undated last")
     cmd("status", "configuration and index health")
     s = cmd("delete", "remove a file or source from the index (never touches the file)")
     s.add_argument("path", nargs="?", type=str, help="the file (relative to the current directory)")
@@ -268,6 +297,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="PATH",
         help="what the token may see: a folder, file or id prefix; repeatable (default: everything)",
     )
+    s = cmd("classify", "the labels and date one file would get under the corpus's taxonomy (nothing is stored)")
+    s.add_argument("action", type=str, choices=["try"], help="try: label one file and show every value's probability")
+    s.add_argument("file", type=str, help="the file (relative to the current directory)")
     s = cmd("demo", "index the bundled sample documents with the packaged model and run a query")
     s.add_argument(
         "query", nargs="?", type=str, default="What does ERR_CONNECTION_REFUSED mean?", help="the query to run"
@@ -349,7 +381,7 @@ def _print_query(r, out):
         sec = r.sections.get(h.parent_id, "")
         body = sec if len(sec) <= 700 else sec[:700].rstrip() + " …"
         print(textwrap.indent(body.strip(), "   │ ", lambda line: True), file=out)
-    print("\nsources: " + ", ".join(s.display_path for s in r.sources), file=out)
+    print("\nsources: " + ", ".join(s.display_path + dated(s.date) + labelled(s.labels) for s in r.sources), file=out)
 
 
 def _print_status(r: dict, out):
@@ -388,6 +420,50 @@ def _print_ingested(ix, r, out):  # an IngestReport
     for f in r.files:
         n = counts.get(f, "?")
         print(f"ingested {_shown(f)}  ({n} chunk{'' if n == 1 else 's'})", file=out)
+
+
+def dated(d) -> str:
+    "A document's date as a listing shows it after the path: `  2026-08-12 (name)`, or nothing."
+    return f"  {d.value} ({d.source})" if d else ""
+
+
+def labelled(labels) -> str:
+    "A document's labels after its path: `  [type=minutes project=main?]` (`?`: uncertain), or nothing."
+    if not labels:
+        return ""
+    return "  [" + " ".join(f"{f}={x.value}{'?' if x.uncertain else ''}" for f, x in labels.items()) + "]"
+
+
+def _print_classified(r, out, err) -> int:
+    "A `Classified` for people: one line per facet, the model's probabilities under it, then the date."
+    for facet, lab in r.labels.items():
+        sure = " uncertain" if lab.uncertain else ""
+        print(f"{facet}: {lab.value}  {lab.confidence:.2f} ({lab.source}){sure}", file=out)
+        if facet in r.probabilities:
+            ranked = sorted(r.probabilities[facet].items(), key=lambda kv: -kv[1])
+            print("    " + "  ".join(f"{v} {p:.2f}" for v, p in ranked), file=out)
+    for facet, why in r.not_set.items():
+        print(f"{facet}: not set ({why})", file=out)
+    print(f"date: {r.date.value} ({r.date.source})" if r.date else "date: none", file=out)
+    return 0
+
+
+def _labels(pairs) -> dict | None:
+    "`--label` pairs as {facet: [values]}."
+    if not pairs:
+        return None
+    out = {}
+    for facet, value in pairs:
+        out.setdefault(facet, []).append(value)
+    return out
+
+
+def _print_filter_counts(r, err):
+    "A filter's left-out counts as `warn:` lines, when there are any."
+    lacking = {"unlabelled": "label", "undated": "date"}
+    for k, n in (r.filter_counts or {}).items():
+        if n:
+            print(f"warn: {n} document(s) in scope left out only for lack of a {lacking.get(k, k)}", file=err)
 
 
 def _scopes(values) -> list[str] | None:
@@ -458,14 +534,23 @@ def _command(a, out, err) -> int:
         return _serve(a)
     if a.cmd == "token":
         return _token(a, out, err)
+    if a.cmd == "classify":
+        r = _index(a).classify(os.path.realpath(a.file))
+        if emit:
+            emit(r)
+            return 0
+        return _print_classified(r, out, err)
     ix = _query_index(a) if a.cmd == "query" else _index(a)
     if a.cmd == "query":
-        r = ix.query(a.query, a.top_k, _scopes(a.scope), a.weight)
+        r = ix.query(
+            a.query, a.top_k, _scopes(a.scope), a.weight, _labels(a.label), date_from=a.date_from, date_to=a.date_to
+        )
         if emit:
             emit(r)
         else:
             _print_query(r, out)
             _print_warnings(r, err)
+            _print_filter_counts(r, err)
         return 0
     if a.cmd in ("ingest", "sync"):
         from minirag.api import ingest_paths
@@ -499,14 +584,17 @@ def _command(a, out, err) -> int:
                 print(f"--- chunk {c.chunk_index}{' (target)' if c.is_target else ''}\n{c.text}", file=out)
             return 0
     elif a.cmd == "list":
-        r = ix.list_files(_scopes(a.scope))
+        r = ix.list_files(_scopes(a.scope), _labels(a.label), a.date_from, a.date_to, a.sort)
         if not emit:
             for f in r.files:
                 ocr = f" [ocr:{f.ocr_engine}]" if f.ocr_engine else ""
-                print(f"{f.state:<14} {f.display_path}{ocr}", file=out)  # 14: outdatedScheme
+                print(
+                    f"{f.state:<14} {f.display_path}{ocr}{dated(f.date)}{labelled(f.labels)}", file=out
+                )  # 14: outdatedScheme
             for s in r.sources:
-                print(f"{s.kind:<14} {s.source}", file=out)
+                print(f"{s.kind:<14} {s.source}{dated(s.date)}{labelled(s.labels)}", file=out)
             _print_warnings(r, err)
+            _print_filter_counts(r, err)
             return 0
     elif a.cmd == "delete":
         r = ix.delete(a.path, a.source)

@@ -13,9 +13,12 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 from . import __version__
+from .dates import document_date
+from .labels import OPENING_CHUNKS, TaxonomyError, label_document, label_rows, load_taxonomy
 from .config import Config, MiniragError, IndexBusyError
 from .convert import convert_file, markitdown
 from .chunk import chunk_markdown, strip_inline_images, SCHEME_VERSION
+from .chunk import rebuild_document
 from .titles import file_title, data_title
 from .tokens import TokenCounter
 from .embed import Embedder
@@ -28,11 +31,11 @@ from .results import Fields
 from . import ocr as _ocr
 
 # %% auto #0
-__all__ = ['MAX_TITLE_CHARS', 'FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS', 'EMBED_BATCH_FILES',
-           'LOOKUP_REBUILD_FILES', 'Engine', 'prepare_chunks', 'FileItem', 'TextItem', 'Prepared', 'Ingested',
-           'IngestReport', 'file_hash', 'prepare', 'check_source_id', 'content_to_markdown', 'FatalError',
-           'short_error', 'failure_context', 'model_ready', 'Pipeline', 'ingest_file', 'ingest_data', 'ingest_url',
-           'ingest_items']
+__all__ = ['MAX_TITLE_CHARS', 'HEADER_CHUNKS', 'FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS',
+           'EMBED_BATCH_FILES', 'LOOKUP_REBUILD_FILES', 'Engine', 'prepare_chunks', 'FileItem', 'TextItem', 'Prepared',
+           'Ingested', 'IngestReport', 'file_hash', 'prepare', 'date_record', 'backfill_dates', 'taxonomy_or_none',
+           'label_records', 'relabel', 'check_source_id', 'content_to_markdown', 'FatalError', 'short_error',
+           'failure_context', 'model_ready', 'Pipeline', 'ingest_file', 'ingest_data', 'ingest_url', 'ingest_items']
 
 # %% ../nbs/07_ingest.ipynb #61c92c95
 class Engine:
@@ -166,6 +169,7 @@ def _prepare_file(eng: Engine, item: FileItem, facts: dict | None) -> Prepared:
     rec = SourceRecord(
         str(p), "file", str(item.root), title, category, h, st.st_size, st.st_mtime, conv.ocr_engine, SCHEME_VERSION
     )
+    date_record(rec, conv.markdown, p.name, st.st_mtime)
     return Prepared(rec, rows, [f"{p}: {w}" for w in conv.warnings])  # told once, against this file
 
 
@@ -175,12 +179,86 @@ def _prepare_text(eng: Engine, item: TextItem) -> Prepared:
         raise MiniragError(f"{item.source}: no text to index (0 chunks); the previous version, if any, is kept")
     h = hashlib.sha256(item.markdown.encode("utf-8", "replace")).hexdigest()
     rec = SourceRecord(item.source, item.kind, "", item.title or "", category, h, item.size, 0.0, "", SCHEME_VERSION)
+    date_record(rec, item.markdown, item.source)
     return Prepared(rec, rows, url=item.url)
 
 
 def prepare(eng: Engine, item: FileItem | TextItem, facts: dict | None = None) -> Prepared:
     "Convert, title and chunk one item; `facts` receives a file's hash, size and mtime once read."
     return _prepare_file(eng, item, facts) if isinstance(item, FileItem) else _prepare_text(eng, item)
+
+# %% ../nbs/07_ingest.ipynb #f7d0a002
+def date_record(rec: SourceRecord, markdown: str, name: str, mtime: float | None = None) -> SourceRecord:
+    "Set the record's document date and its source (none when nothing gives one)."
+    d = document_date(markdown, name, mtime)
+    rec.doc_date, rec.date_source = (d.value, d.source) if d else ("", "")
+    return rec
+
+
+HEADER_CHUNKS = 12  # a document's first chunks hold more than the header a date is looked for in (dates.HEADER_CHARS)
+
+
+def backfill_dates(eng: Engine) -> int:
+    "Date the sources written before dates from their stored text, name and time: nothing is read again or embedded."
+    if not eng.store.exists():
+        return 0
+    found = []
+    for r in eng.tables.undated():
+        text = rebuild_document(eng.tables.chunks_of(r["source"], 0, HEADER_CHUNKS - 1))
+        is_file = r["kind"] == "file"
+        d = document_date(text, Path(r["source"]).name if is_file else r["source"], r["mtime"] if is_file else None)
+        found.append((r["source"], d.value if d else "", d.source if d else ""))
+    eng.tables.set_dates(found)
+    return len(found)
+
+
+def taxonomy_or_none(eng: Engine):
+    "The corpus's taxonomy; None without one, and None for a broken file (status reports it; ingest goes on)."
+    try:
+        return load_taxonomy(eng.cfg.roots)
+    except TaxonomyError:
+        return None
+
+
+def _relative(source: str, kind: str, root: str) -> str | None:
+    "A file's path under its root (what path rules match), None for a text or URL item."
+    if kind != "file" or not root:
+        return None
+    return str(Path(source).relative_to(root)) if source.startswith(root.rstrip("/") + "/") else None
+
+
+def label_records(eng: Engine, items: list[tuple]):
+    "Give each (record, vectors) its labels under the corpus's taxonomy, from its opening chunks' vectors."
+    tax = taxonomy_or_none(eng)
+    if tax is None:
+        return
+    for rec, vecs in items:
+        got = label_document(tax, _relative(rec.source, rec.kind, rec.root), vecs[:OPENING_CHUNKS], eng.embedder)
+        rec.labels = [row[1:] for row in label_rows(rec.source, got)]
+        rec.label_key = tax.key
+
+
+def relabel(eng: Engine) -> int | None:
+    """Label again, from their stored vectors, the sources labelled under another taxonomy (or moved); clear labels
+    when the file is gone. Returns how many, or None when the corpus has no taxonomy."""
+    try:
+        tax = load_taxonomy(eng.cfg.roots)
+    except TaxonomyError:
+        return 0  # a broken file changes nothing until it is fixed
+    if not eng.store.exists():
+        return None if tax is None else 0
+    stale = eng.tables.unlabelled_under(tax.key if tax else None)
+    done = []
+    for r in stale:
+        if tax is None:
+            done.append((r["source"], "", []))
+            continue
+        vecs = eng.tables.opening_vectors(r["source"], OPENING_CHUNKS)
+        got = label_document(tax, _relative(r["source"], r["kind"], r["root"]), vecs, eng.embedder)
+        done.append((r["source"], tax.key, [row[1:] for row in label_rows(r["source"], got)]))
+    for i in range(0, len(done), 500):
+        eng.tables.set_labels(done[i : i + 500])
+    return None if tax is None else len(done)
 
 # %% ../nbs/07_ingest.ipynb #c0c059ea
 FORMATS = ("text", "markdown", "html")
@@ -427,6 +505,7 @@ def _embed(self: Pipeline, batch: list[Prepared]):
 
 @patch
 def _write_items(self: Pipeline, items: list[tuple[Prepared, np.ndarray]]):
+    label_records(self.eng, [(p.record, v) for p, v in items])  # every ingest path writes through here
     counts = self.eng.tables.write_batch([(p.record, p.rows, v) for p, v in items], self._model)
     self.ingested += [_ingested(p, n) for (p, _), n in zip(items, counts)]
 

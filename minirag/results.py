@@ -9,12 +9,13 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 from .chunk import rebuild_section
+from .dates import DocDate
 from .search import Hit as Ranked, display_path, hit_text, section_id
 
 # %% auto #0
 __all__ = ['RESULT_COLUMNS', 'CHUNK_COLUMNS', 'SOURCE_COLUMNS', 'short', 'breadcrumb', 'Shown', 'Hit', 'Source', 'QueryResult',
            'Fields', 'Document', 'NeighborChunk', 'Neighbors', 'ListedFile', 'ListedSource', 'FileList', 'Deleted',
-           'Status', 'ChunkTable', 'SourceTable', 'read_back']
+           'Status', 'ChunkTable', 'SourceTable', 'row_date', 'read_back']
 
 # %% ../nbs/06c_results.ipynb #9fe3f0d5
 def short(
@@ -111,6 +112,8 @@ class Source:
     title: str
     hits: int  # how many hits come from it
     display_path: str  # relative to its root (the id for data/url sources): what to cite
+    date: DocDate | None = None  # the document's date and where it was found; None when it has none
+    labels: dict | None = None  # facet -> {value, confidence, source, uncertain}; None without a taxonomy file
 
 
 RESULT_COLUMNS = [
@@ -138,6 +141,7 @@ class QueryResult(Shown):
     sections: dict[str, str] = field(default_factory=dict)  # parent id -> the whole section's text
     sources: list[Source] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)  # problems that did not stop the query
+    filter_counts: dict | None = None  # with a label or date filter: documents left out only for lack of one
 
     COLUMNS = RESULT_COLUMNS
     DTYPES = {"distance": "float64", "vector_rank": "Int64", "keyword_rank": "Int64"}
@@ -261,6 +265,8 @@ class ListedFile:
     chunk_count: int = 0
     ocr_engine: str = ""
     reason: str | None = None  # why the file failed to ingest (state failed only)
+    date: DocDate | None = None  # the document's date and where it was found (indexed files only)
+    labels: dict | None = None  # facet -> {value, confidence, source, uncertain}; None without a taxonomy file
 
 
 @dataclass
@@ -272,6 +278,8 @@ class ListedSource:
     title: str
     chunk_count: int
     ocr_engine: str = ""
+    date: DocDate | None = None  # the document's date and where it was found
+    labels: dict | None = None  # facet -> {value, confidence, source, uncertain}; None without a taxonomy file
 
 
 @dataclass(repr=False)
@@ -282,6 +290,7 @@ class FileList(Shown):
     sources: list[ListedSource] = field(default_factory=list)
     indexed_but_missing: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
+    filter_counts: dict | None = None  # with a label or date filter: documents left out only for lack of one
 
     COLUMNS = ["display_path", "state", "title", "chunk_count", "ocr_engine", "reason", "path"]
     _HEAD = ["document", "state", "title", "chunks"]
@@ -335,6 +344,7 @@ class Status(Shown):
     ocr_hint: str | None = None  # what to install or fix for OCR
     index_error: str | None = None  # why the index cannot be opened or created
     index_bytes: int | None = None  # size of the index file
+    labels: dict | None = None  # with a taxonomy file: its facets, values with document counts, and what lacks one
 
     _HEAD = ["setting", "value"]
 
@@ -458,6 +468,11 @@ class SourceTable(Shown):
     def _caption(self):
         return f"{len(self)} sources, {sum(r['chunk_count'] for r in self.rows)} chunks"
 
+# %% ../nbs/06c_results.ipynb #a8e0d002
+def row_date(row: dict) -> DocDate | None:
+    "The date of a `sources` row (`Tables.sources`), or None when it has none."
+    return DocDate(row["doc_date"], row.get("date_source") or "") if row.get("doc_date") else None
+
 # %% ../nbs/06c_results.ipynb #5d33c8f9
 def read_back(
     tables,  # the storage seam (`tables.Tables`): its `hits`, `sources` and `sections`
@@ -491,7 +506,8 @@ def read_back(
             )
         )
         where = display_path(c["source"], s.get("kind", ""), s.get("root", ""))
-        order.setdefault(c["source"], Source(c["source"], s.get("title", ""), 0, where)).hits += 1
+        day = row_date(s)
+        order.setdefault(c["source"], Source(c["source"], s.get("title", ""), 0, where, day)).hits += 1
     by = tables.sections(list(keys.values()))
     sections = {pid: rebuild_section(by.get(key, [])) for pid, key in keys.items()}
     return QueryResult(query, hits, sections, list(order.values()), list(warnings or []))

@@ -42,11 +42,12 @@ def vector_search(
     doc_context: float = 0.0,  # 0 = nearest chunks; >0 = rank by (1-c)·d(chunk) + c·d(document's first chunk)
     raw: dict | None = None,  # filled with chunk id -> raw cosine distance of each hit
     gen: str | None = None,  # the index's generation if already read (meta is read once per query)
+    exact: list[str] | None = None,  # only these sources: a label or date filter's selection, applied before the cut
 ) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, cosine distance) pairs within `scope`: exact up to `vectors.COMPACT_ABOVE` chunks and for every"
     "scope, recall@10 ≥ 0.99 above."
     return nearest(
-        con, db_key, qvec, k, scope_bases(scope), doc_context, raw, gen
+        con, db_key, qvec, k, scope_bases(scope), doc_context, raw, gen, exact
     )  # this process's copy of the vectors, or one DuckDB scan (06a_vectors)
 
 # %% ../nbs/06_search.ipynb #9e08c17e
@@ -71,6 +72,7 @@ def keyword_search(
     db_key: str | None = None,  # the index's key: a process holding its vectors scores in numpy (06b_bm25), same scores
     checked: bool = False,  # the caller knows the chunks table exists
     gen: str | None = None,  # the index's generation if already read
+    exact: list[str] | None = None,  # only these sources: a label or date filter's selection, applied before the cut
 ) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, score) pairs within `scope`: the chunk's BM25, raised by its document's BM25."
     # order within a document is kept: the document factor is the same for all its chunks
@@ -81,10 +83,12 @@ def keyword_search(
         return []
     g = DOC_BM25 if doc_weight is None else float(doc_weight)
     if db_key is not None:
-        held = held_keyword_search(con, db_key, terms, k, scope_bases(scope), g, K1, B, gen)
+        held = held_keyword_search(con, db_key, terms, k, scope_bases(scope), g, K1, B, gen, exact)
         if held is not None:
             return held
     cond, ps = scope_condition(scope, "c.source")
+    if exact is not None:
+        cond, ps = f"{cond} AND c.source IN (SELECT unnest(?::VARCHAR[]))", [*ps, list(exact)]
     # document statistics: a document's term frequency is the sum over its chunks, its length its chunk count
     # (sources.chunk_count: no scan of the chunks table); short chunks alone miss terms said elsewhere in the document
     sql = f"""
@@ -350,11 +354,16 @@ def candidates(
     scope: str | list[str] | None = None,
     weight: float = DEFAULT_HYBRID_WEIGHT,  # keyword share: 0 runs no keyword search, 1 no vector search
     gen: str | None = None,  # the index's generation (meta is read once per query)
+    exact: list[str] | None = None,  # only these sources (a label or date filter's selection)
 ) -> Candidates:
     "Both sides' candidate windows, run side by side (embedding in a worker thread while BM25 runs)."
     fut = _query_pool.submit(embed_query, query) if weight < 1 else None
     try:
-        kw = keyword_search(con, query, window, scope, db_key=db_key, checked=True, gen=gen) if weight > 0 else []
+        kw = (
+            keyword_search(con, query, window, scope, db_key=db_key, checked=True, gen=gen, exact=exact)
+            if weight > 0
+            else []
+        )
     except BaseException:
         if fut:
             fut.cancel()
@@ -362,7 +371,7 @@ def candidates(
     raw = {}
     if fut and not fut.done():
         prefetch(con, db_key, gen)  # a one-shot process reads its vectors while the model loads
-    vec = vector_search(con, db_key, fut.result(), window, scope, DOC_CONTEXT, raw, gen) if fut else []
+    vec = vector_search(con, db_key, fut.result(), window, scope, DOC_CONTEXT, raw, gen, exact) if fut else []
     return Candidates(vec, kw, raw, window)
 
 # %% ../nbs/06_search.ipynb #570fd50a

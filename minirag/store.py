@@ -14,9 +14,10 @@ from .config import MiniragError, IndexBusyError, setting
 from . import tuning
 
 # %% auto #0
-__all__ = ['NO_COMPRESSION', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'WAITER_POLL', 'extension_path', 'fetch_roomy', 'connect',
-           'chunks_ddl', 'has_chunks', 'build_lookups', 'lookups_present', 'remove_lookups', 'has_source_key',
-           'migrate', 'IndexUnavailableError', 'file_lock', 'file_unlock', 'Store']
+__all__ = ['NO_COMPRESSION', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'DOCUMENT_COLUMNS', 'WAITER_POLL', 'extension_path', 'fetch_roomy',
+           'connect', 'chunks_ddl', 'has_chunks', 'build_lookups', 'lookups_present', 'remove_lookups',
+           'add_document_columns', 'has_source_key', 'migrate', 'IndexUnavailableError', 'file_lock', 'file_unlock',
+           'Store']
 
 # %% ../nbs/05_store.ipynb #43bfb55d
 def extension_path(name: str) -> Path:
@@ -147,6 +148,19 @@ def remove_lookups(con):
         for name in _LOOKUPS:
             con.execute(f"DROP INDEX IF EXISTS {name}")
 
+# %% ../nbs/05_store.ipynb #d0c5da7f
+# a document's date, where it came from, and the key of the taxonomy its labels were given under
+DOCUMENT_COLUMNS = {"doc_date": "DATE", "date_source": "VARCHAR", "label_key": "VARCHAR"}
+_LABELS = """CREATE TABLE IF NOT EXISTS labels(source VARCHAR, facet VARCHAR, value VARCHAR, confidence DOUBLE,
+  origin VARCHAR, runner_up VARCHAR, runner_up_confidence DOUBLE)"""
+
+
+def add_document_columns(con, table: str = "sources"):
+    "Add the date columns (and the labels table) to an index made before them; a no-op when they are there."
+    for name, kind in DOCUMENT_COLUMNS.items():
+        con.execute(f"ALTER TABLE {table} ADD COLUMN IF NOT EXISTS {name} {kind}")
+    con.execute(_LABELS)
+
 # %% ../nbs/05_store.ipynb #fea600c5
 def has_source_key(con) -> bool:
     "True if `sources.source` is the table's primary key."
@@ -188,7 +202,8 @@ def migrate(con) -> int:
             )  # caches see a change
         # rebuilt rather than ALTERed: DuckDB's ADD PRIMARY KEY still sees rows deleted in the same transaction
         con.execute(f"CREATE TABLE _sources_keyed{_SOURCES}")
-        con.execute("""INSERT INTO _sources_keyed SELECT * FROM sources
+        add_document_columns(con, "_sources_keyed")
+        con.execute("""INSERT INTO _sources_keyed BY NAME SELECT * FROM sources
                        QUALIFY row_number() OVER (PARTITION BY source ORDER BY ingested_at DESC, rowid DESC) = 1""")
         dropped = con.execute(
             "SELECT (SELECT count(*) FROM sources) - (SELECT count(*) FROM _sources_keyed)"
@@ -364,6 +379,7 @@ class Store:
         try:
             con.execute(_SCHEMA)
             if not self._keyed:
+                add_document_columns(con)
                 migrate(con)
                 self._keyed = True
             if replay and lookups_present(con):

@@ -13,6 +13,7 @@ from .config import MiniragError
 from .convert import scanned_exts
 from .chunk import SCHEME_VERSION
 from .ingest import Engine, FileItem, Pipeline, file_hash, failure_context
+from .ingest import backfill_dates, relabel
 from .scan import scan, ScanResult
 from .security import resolve_in_roots, in_scope
 from .store import file_lock, file_unlock
@@ -218,6 +219,7 @@ class SyncReport(Fields):
     warnings: list[str]
     scope: str | None
     seconds: float
+    relabelled: int | None = None  # documents labelled again from their stored vectors (with a taxonomy file only)
 
 
 COUNT_KEYS = ("ingested", "skipped", "moved", "deleted", "failed", "unreadable")
@@ -319,6 +321,8 @@ def sync(
         total = len(plan.moves) + len(plan.delete) + len(todo)
         done = _apply(eng, plan, progress, total)
         run = Pipeline(eng, progress, done, total, context).run([FileItem(p, root, h) for p, root, h in todo])
+        backfill_dates(eng)  # an index written before dates gets them from its stored text, once
+        relabelled = relabel(eng)  # a changed taxonomy, or moved files: labels from the stored vectors
         if progress:
             progress(total, total, "")
         if run.ingested or plan.moves or plan.delete:
@@ -334,4 +338,5 @@ def sync(
         warnings=([lock.warning] if lock.warning else []) + failures + run.notes,
         scope=str(scope) if scope else None,
         seconds=round(time.monotonic() - t0, 3),
+        relabelled=relabelled,
     )

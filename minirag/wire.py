@@ -8,6 +8,7 @@ Docs: https://example.invalid/minirag/wire.html.md"""
 from __future__ import annotations
 from dataclasses import fields, is_dataclass
 from .results import Hit, ListedFile, QueryResult, Status
+from .results import FileList, ListedSource, Source
 from .ingest import Ingested, IngestReport
 from .sync import SyncReport
 from .jobs import SyncJob, SyncStarted
@@ -29,6 +30,17 @@ OMITTED_WHEN_NONE = {
     (SyncReport, "warnings"),
     (SyncStarted, "warnings"),
     (SyncJob, "error"),
+    # a document's date and a filter's counts: there when they say something
+    (Source, "date"),
+    (ListedFile, "date"),
+    (ListedSource, "date"),
+    (QueryResult, "filter_counts"),
+    (FileList, "filter_counts"),
+    (SyncReport, "relabelled"),
+    (Source, "labels"),
+    (ListedFile, "labels"),
+    (ListedSource, "labels"),
+    (Status, "labels"),
 }
 
 

@@ -11,7 +11,7 @@ CLI = str(Path(sys.executable).parent/"minirag-mcp")
 ENV_VARS = ["BASE_DIR", "BASE_DIRS", "DB_PATH", "CACHE_DIR", "MODEL_NAME", "MAX_FILE_SIZE", "CHUNK_TOKEN_BUDGET", "RAG_HYBRID_WEIGHT",
             "RAG_GROUPING", "RAG_MAX_DISTANCE", "RAG_MAX_FILES", "RAG_OCR_LANG", "RAG_OCR_MIN_CHARS_PER_PAGE", "RAG_INSTRUCTIONS_APPEND",
             "ALLOW_PRIVATE_URLS"]
-COMMANDS = ["ingest", "ingest-url", "sync", "query", "read-neighbors", "read", "list", "status", "delete", "eval", "demo"]
+COMMANDS = ["ingest", "ingest-url", "sync", "query", "read-neighbors", "read", "list", "status", "delete", "eval", "classify", "demo"]
 DOCS = {f"a/alpha{i}.md": f"# Alpha {i}\n\nThe alpha notes talk about zebra crossings, number {i}.\n" for i in range(3)} | \
        {f"b/beta{i}.md": f"# Beta {i}\n\nThe beta notes talk about zebra stripes, number {i}.\n" for i in range(3)}
 
@@ -95,7 +95,9 @@ def test_list_scope_union_relative_to_cwd(corpus):
     got = sorted(Path(f["filePath"]).relative_to(root).as_posix() for f in json.loads(r.stdout)["files"])
     assert got == ["a/alpha0.md", "b/beta0.md", "b/beta1.md", "b/beta2.md"]
     r = cli("list", "--scope", "a", "--scope", "b/beta1.md", cwd=root, env=env)
-    assert r.returncode == 0 and r.stdout.splitlines() == [f"indexed        {n}" for n in ["a/alpha0.md", "a/alpha1.md", "a/alpha2.md", "b/beta1.md"]]
+    dated = [l.rsplit("  ", 1) for l in r.stdout.splitlines()]   # each indexed file ends with its date and its source
+    assert r.returncode == 0 and [d[0] for d in dated] == [f"indexed        {n}" for n in ["a/alpha0.md", "a/alpha1.md", "a/alpha2.md", "b/beta1.md"]]
+    assert all(d[1].endswith("(file)") for d in dated)
 
 def test_query_scopes_are_a_union(corpus):
     root, env = corpus

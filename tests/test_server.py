@@ -181,7 +181,8 @@ def test_tool_schemas_and_descriptions(tmp_path, model_dir):
             tools = {t.name: t for t in (await c.list_tools()).tools}
         assert set(tools) == set(TOOL_NAMES) and len(tools) == 11
         params = {n: set(t.input_schema.get("properties", {})) for n, t in tools.items()}
-        assert params["query_documents"] == {"query", "topK", "scope"}
+        assert params["query_documents"] == {"query", "topK", "scope", "labels", "dateFrom", "dateTo"}
+        assert params["list_files"] == {"scope", "labels", "dateFrom", "dateTo", "sort"}
         assert params["read_chunk_neighbors"] == {"filePath", "source", "chunkIndex", "before", "after"}
         assert params["ingest_data"] == {"content", "source", "format", "title"}
         assert params["sync_status"] == {"jobId"} and params["sync_start"] == {"path"}
