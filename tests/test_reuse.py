@@ -15,9 +15,9 @@ NOTICE = ("## Confidentiality\n\nThis document is confidential. Do not copy, for
 
 
 def contract(party: str, days: int) -> str:
-    return (f"# Supply contract\n\nBetween the buyer and {party}.\n\n{NOTICE}## Delivery\n\n{party} delivers the goods within {days} days "
-            f"of the order, to the warehouse named in it.\n\n## Payment\n\nThe buyer pays {party} within 30 days of "
-            f"the invoice.\n\n{NOTICE}")
+    return (f"# Supply contract\n\nBetween the buyer and {party}.\n\n{NOTICE}## Delivery\n\n"
+            f"{party} delivers the goods within {days} days of the order, to the warehouse named in it.\n\n"
+            f"## Payment\n\nThe buyer pays {party} within 30 days of the invoice.\n\n{NOTICE}")
 
 
 def corpus(root: Path):
