@@ -26,7 +26,7 @@ def corpus(root: Path):
         write(root, f"contracts/{party.lower()}.md", contract(party, 10 + i))
     sheet = "item,qty,warehouse\n" + "".join(f"part-{i},{i % 7},north-{i % 3}\n" for i in range(400))
     write(root, "stock.csv", sheet)
-    for n in ("install-ch01s04.ru.html", "dedication-2.2.it.txt", "challenge.csv"):
+    for n in ("install-ch01s04.ru.html", "dedication-2.2.it.txt"):
         shutil.copy(FIDELITY / n, root / n)
     shutil.copy(FIDELITY / "dedication-2.2.it.txt", root / "copy-of-dedication.txt")
 
