@@ -393,9 +393,10 @@ def _prepare(self: Pipeline, item) -> Prepared | None:
 @patch
 def _hand_over(self: Pipeline, batch: list[Prepared]):
     "Wait for the batch being embedded, then start embedding `batch`."
+    found = self._look_up(batch) if batch else {}  # while the batch before is still embedded
     if self._embedding is not None:
         self._embedding.result()  # its errors (a full disk, a busy index) surface here
-    self._embedding = self._embedder.submit(self._embed, batch, self._look_up(batch)) if batch else None
+    self._embedding = self._embedder.submit(self._embed, batch, found) if batch else None
 
 # %% ../nbs/07_ingest.ipynb #8df14e3e
 @patch
