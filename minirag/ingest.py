@@ -25,7 +25,7 @@ from .embed import Embedder
 from .security import resolve_in_roots
 from .store import Store, IndexUnavailableError
 from . import tuning
-from .tables import Tables, SourceRecord
+from .tables import Tables, SourceRecord, input_key
 from .pauses import pause, pause_wanted, pause_in_transaction
 from .results import Fields
 from . import ocr as _ocr
@@ -381,11 +381,13 @@ class Pipeline:
         self.failed: list[tuple] = []  # rows for Tables.record_failures
         self._embedder = self._writer = self._embedding = self._writing = None
         self._batches = 0
+        self.reused = 0  # chunks that took a vector already at hand instead of an embedding
+        self._recent = []  # (key, text) -> vector of the last batches embedded, maybe not yet written
 
     def ingest_one(self, item) -> Ingested:
         "Prepare, embed and write one item in this thread, raising its error."
         p = prepare(self.eng, item)
-        (n,) = self.eng.tables.write_batch([(p.record, p.rows, self.embed([r["text"] for r in p.rows]))], self._model)
+        (n,) = self.eng.tables.write_batch([(p.record, p.rows, self._vectors(p.rows, self._look_up([p])))], self._model)
         return _ingested(p, n)
 
     @property
@@ -469,9 +471,10 @@ def _prepare(self: Pipeline, item) -> Prepared | None:
 @patch
 def _hand_over(self: Pipeline, batch: list[Prepared]):
     "Wait for the batch being embedded, then start embedding `batch`."
+    found = self._look_up(batch) if batch else {}  # while the batch before is still embedded
     if self._embedding is not None:
         self._embedding.result()  # its errors (a full disk, a busy index) surface here
-    self._embedding = self._embedder.submit(self._embed, batch) if batch else None
+    self._embedding = self._embedder.submit(self._embed, batch, found) if batch else None
 
 # %% ../nbs/07_ingest.ipynb #8df14e3e
 @patch
@@ -483,14 +486,14 @@ def _wait_write(self: Pipeline):
 
 
 @patch
-def _embed(self: Pipeline, batch: list[Prepared]):
+def _embed(self: Pipeline, batch: list[Prepared], found: dict | None = None):
     "Embed one batch across its items, then queue its write (one write in flight)."
     if self._batches:
         if pause_wanted("embedding"):
             self._wait_write()  # crash tests: the batches before are committed when this pause is reached
         pause("embedding")
     try:
-        vecs = self.embed([r["text"] for p in batch for r in p.rows])
+        vecs = self._vectors([r for p in batch for r in p.rows], found or {})
     except MiniragError:
         raise
     except Exception as e:
@@ -532,6 +535,55 @@ def write(self: Pipeline, items: list[tuple[Prepared, np.ndarray]]):
                     raise
                 except MiniragError as e:
                     self.warnings.append(str(e))
+
+# %% ../nbs/07_ingest.ipynb #78380a21
+Pipeline.reuse = True  # False: embed every chunk as it comes (a fresh ingest, to compare against)
+
+
+@patch
+def encoder_input(self: Pipeline, text: str) -> str:
+    "Exactly what the model sees for a chunk: a document prefix some models want, then the chunk's text."
+    return (getattr(self.eng.embedder, "document_prefix", "") or "") + text
+
+
+@patch
+def _look_up(self: Pipeline, batch: list[Prepared]) -> dict:
+    "Key each row of `batch` by its encoder input; `(key, text) -> vector` of those the index already holds."
+    import duckdb
+
+    rows = [r for p in batch for r in p.rows]
+    for r in rows:
+        r["ehash"] = input_key(self.encoder_input(r["text"]))
+    if not self.reuse or not rows:
+        return {}
+    try:
+        return self.eng.tables.reusable_vectors([r["ehash"] for r in rows], [r["text"] for r in rows], self._model)
+    except (MiniragError, duckdb.Error):
+        return {}  # only a shortcut: whatever it cannot find is embedded
+
+
+@patch
+def _vectors(self: Pipeline, rows: list[dict], found: dict) -> np.ndarray:
+    "One vector per row: found in the index, embedded in the last batches, or embedded now (each input once)."
+    recent = {k: v for d in self._recent for k, v in d.items()} if self.reuse else {}
+    todo, out = {}, [None] * len(rows)
+    for i, r in enumerate(rows):
+        key = (r["ehash"], r["text"])
+        if not self.reuse:
+            todo[(i, r["text"])] = [i]
+        elif (v := found.get(key, recent.get(key))) is not None:
+            out[i] = v
+        else:
+            todo.setdefault(key, []).append(i)
+    keys = list(todo)
+    vecs = self.embed([t for _, t in keys]) if keys else None
+    for k, v in zip(keys, vecs if vecs is not None else []):
+        for i in todo[k]:
+            out[i] = v
+    self.reused += len(rows) - len(keys)
+    if self.reuse:
+        self._recent = [*self._recent[-1:], dict(zip(keys, vecs if vecs is not None else []))]
+    return np.stack(out).astype(np.float32, copy=False)
 
 # %% ../nbs/07_ingest.ipynb #9964dc4a
 def ingest_file(eng: Engine, path, must_be_absolute: bool = False, known_hash: str | None = None) -> Ingested:

@@ -283,16 +283,24 @@ def _plan(eng: Engine, scope: Path | None, progress=None) -> tuple[SyncPlan, dic
 
 
 def _apply(eng: Engine, plan: SyncPlan, progress, total: int) -> int:
-    "Refresh the stat of touched files, re-path moves, prune deletions; returns the steps done."
+    "Refresh the stat of touched files, re-path moves; returns the steps done."
     eng.tables.touch(plan.touch)
     done = 0
-    if plan.moves or plan.delete:
+    if plan.moves:
         with eng.store.session():
             for old, new, root, mtime in plan.moves:
                 if progress:
                     progress(done, total, str(new))
                 eng.tables.rename(old, str(new), str(root), mtime)
                 done += 1
+    return done
+
+
+def _prune(eng: Engine, plan: SyncPlan, progress, total: int, done: int) -> int:
+    """Delete the sources gone from disk, after the ingest: a file moved and edited finds the vectors of its unchanged
+    chunks under its old name."""
+    if plan.delete:
+        with eng.store.session():
             for s in plan.delete:
                 if progress:
                     progress(done, total, s)
@@ -321,6 +329,7 @@ def sync(
         total = len(plan.moves) + len(plan.delete) + len(todo)
         done = _apply(eng, plan, progress, total)
         run = Pipeline(eng, progress, done, total, context).run([FileItem(p, root, h) for p, root, h in todo])
+        _prune(eng, plan, progress, total, run.done)
         backfill_dates(eng)  # an index written before dates gets them from its stored text, once
         relabelled = relabel(eng)  # a changed taxonomy, or moved files: labels from the stored vectors
         if progress:

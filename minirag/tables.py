@@ -19,7 +19,7 @@ from .store import has_chunks as _chunks_table_exists
 from .store import build_lookups, remove_lookups
 
 # %% auto #0
-__all__ = ['SourceRecord', 'check_model', 'Tables', 'Selection']
+__all__ = ['SourceRecord', 'check_model', 'Tables', 'input_key', 'ensure_input_keys', 'Selection']
 
 # %% ../nbs/05b_tables.ipynb #e486e201
 @dataclass
@@ -178,6 +178,7 @@ def write_batch(self: Tables, items: list[tuple[SourceRecord, list[dict], np.nda
                 "id": ids,
                 "source": [rec.source for (rec, _, _), n in zip(items, ns) for _ in range(n)],
                 **{f: [c[f] for c in allrows] for f in CHUNK_FIELDS},
+                **_input_key_column(con, allrows),
                 "kw_len": [len(t) for t in kw],
                 "emb": _fsl(np.concatenate([v for _, _, v in items])),
             }
@@ -226,6 +227,35 @@ def write_batch(self: Tables, items: list[tuple[SourceRecord, list[dict], np.nda
         _insert_labels(con, [(r.source, *row) for r in recs for row in r.labels])
         _bump(con)
     return ns
+
+# %% ../nbs/05b_tables.ipynb #5f3ef4ff
+import hashlib
+
+# the same key in SQL, for rows written before the column: their vectors were embedded from their text alone
+_INPUT_KEY_SQL = "('0x' || left(sha256(text), 15))::BIGINT"
+
+
+def input_key(encoder_input: str) -> int:
+    "The key `chunks.ehash` holds for a chunk: the first 60 bits of the sha256 of everything the model saw."
+    return int(hashlib.sha256(encoder_input.encode("utf-8", "replace")).hexdigest()[:15], 16)
+
+
+def _input_key_column(con, rows: list[dict]) -> dict:
+    "The `ehash` column of rows that carry their key (the column added to an index made before it)."
+    if not any("ehash" in r for r in rows):
+        return {}
+    import pyarrow as pa
+
+    con.execute("ALTER TABLE chunks ADD COLUMN IF NOT EXISTS ehash BIGINT")
+    return {"ehash": pa.array([r.get("ehash") for r in rows], pa.int64())}
+
+
+def ensure_input_keys(con) -> int:
+    "Add `chunks.ehash` if missing and fill it for rows written without it; returns the rows filled."
+    if not _chunks_table_exists(con):
+        return 0
+    con.execute("ALTER TABLE chunks ADD COLUMN IF NOT EXISTS ehash BIGINT")
+    return con.execute(f"UPDATE chunks SET ehash = {_INPUT_KEY_SQL} WHERE ehash IS NULL").fetchone()[0]
 
 # %% ../nbs/05b_tables.ipynb #81438261
 @patch
@@ -695,3 +725,47 @@ def postings_of(self: Tables, terms: list[str], con=None) -> tuple[np.ndarray, n
             arrow=True,
         )
     return tuple(t.column(i).to_numpy(zero_copy_only=False) for i in range(3))
+
+# %% ../nbs/05b_tables.ipynb #8b988cda
+@patch
+def reusable_vectors(
+    self: Tables, keys: list[int], texts: list[str], model_id: str, scheme: int = SCHEME_VERSION, con=None
+) -> dict[tuple[int, str], np.ndarray]:
+    "`(key, text) -> vector` of chunks already in the index with these encoder-input keys and texts."
+    import duckdb
+
+    want = {(int(k), t) for k, t in zip(keys, texts)}
+    if not want:
+        return {}
+    with self._session(con) as c:
+        if not _chunks_table_exists(c) or _meta(c).get("model_id") != model_id:
+            return {}
+        if not getattr(self, "_keys_filled", False):
+            try:
+                ensure_input_keys(c)
+            except duckdb.Error:
+                return {}  # a read-only index: nothing reused, everything embedded
+            self._keys_filled = True
+        ks = sorted({k for k, _ in want})
+        # first the ids by key, reading only the key column; then those rows' texts and vectors by id, whose zone
+        # maps skip the rest: one query reading text and emb of every row would cost more than it saves
+        ids = [
+            r[0]
+            for r in fetch_roomy(
+                c,
+                f"SELECT min(id) FROM chunks WHERE ehash IN ({', '.join('?' * len(ks))}) AND scheme = ? GROUP BY ehash",
+                [*ks, scheme],
+            )
+        ]
+        if not ids:
+            return {}
+        t = fetch_roomy(
+            c, f"SELECT ehash, text, emb FROM chunks WHERE id IN ({', '.join('?' * len(ids))})", ids, arrow=True
+        )
+    emb = t.column("emb").combine_chunks()
+    vecs = emb.flatten().to_numpy(zero_copy_only=False).astype(np.float32, copy=False).reshape(len(t), -1)
+    got = {}
+    for k, text, v in zip(t.column("ehash").to_pylist(), t.column("text").to_pylist(), vecs):
+        if (k, text) in want:
+            got[(k, text)] = v
+    return got

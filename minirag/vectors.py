@@ -17,8 +17,9 @@ from .tables import Tables
 _rows = Tables()  # the in-memory side always reads through its caller's open connection
 
 # %% auto #0
-__all__ = ['COMPACT_ABOVE', 'DENSE_SHARE', 'CANDIDATES', 'CANDIDATE_SHARE', 'SNAPSHOT_MAGIC', 'VectorMatrix', 'vectors', 'held',
-           'sql_nearest', 'nearest', 'snapshot_path', 'save_snapshot', 'load_snapshot', 'one_shot_vectors', 'prefetch']
+__all__ = ['COMPACT_ABOVE', 'DENSE_SHARE', 'CANDIDATES', 'CANDIDATE_SHARE', 'SNAPSHOT_MAGIC', 'VectorMatrix', 'warm_start',
+           'keep_snapshot', 'vectors', 'held', 'sql_nearest', 'nearest', 'snapshot_path', 'save_snapshot',
+           'load_snapshot', 'one_shot_vectors', 'prefetch']
 
 # %% ../nbs/06a_vectors.ipynb #46eb0cbd
 COMPACT_ABOVE = 200_000  # chunks; above this a process keeps int8 + sign bits in memory, float32 rows in a temp file
@@ -375,6 +376,40 @@ class VectorMatrix:
             raw.update((int(ids[i]), float(1.0 - own[top][i])) for i in o)
         return [(int(ids[i]), float(dist[top][i])) for i in o]
 
+# %% ../nbs/06a_vectors.ipynb #2d33fb10
+def warm_start(con, db_key: str, gen: str) -> VectorMatrix | None:
+    "A holding process's first matrix: the snapshot beside the index, brought up to date; None if none can be trusted."
+    if Path(db_key).suffix != ".duckdb":  # no index file to keep a snapshot beside
+        return None
+    path = snapshot_path(db_key)
+    if not path.is_file() or _rows.chunk_count(con) > COMPACT_ABOVE:
+        return None
+    vm = load_snapshot(path, int(_rows.meta(con).get("dim", 0)))
+    if vm is None or not vm.refresh(con, gen):
+        return None
+    return vm
+
+
+_saving: dict = {}  # db_key -> the thread writing its snapshot
+
+
+def keep_snapshot(vm: VectorMatrix, db_key: str) -> threading.Thread | None:
+    "Write `vm` as the snapshot beside its index in a thread, holding its lock; None when nothing is to be written."
+    if Path(db_key).suffix != ".duckdb":
+        return None
+    path = snapshot_path(db_key)
+    if vm.compact or not os.access(path.parent, os.W_OK) or not path.with_suffix(".duckdb").exists():
+        return None
+
+    def save():
+        with vm.lock:
+            save_snapshot(vm, path)
+
+    t = threading.Thread(target=save, name="minirag-snapshot", daemon=True)
+    _saving[db_key] = t
+    t.start()
+    return t
+
 # %% ../nbs/06a_vectors.ipynb #7e9ed14a
 _cache: dict = {}
 _cache_lock = threading.Lock()
@@ -386,6 +421,7 @@ def vectors(
     compact_above: int | None = None,
     gen: str
     | None = None,  # the index's generation, when the caller has read it this operation (one meta read per query)
+    snapshot: bool = True,  # start from the snapshot beside the index and keep it current (`warm_start`)
 ) -> VectorMatrix | None:
     "The index's vectors in this process, refreshed when its generation changes (None before the first chunk)."
     if gen is None:
@@ -399,11 +435,17 @@ def vectors(
         if vm is not None:
             with vm.lock:
                 if vm.refresh(con, gen):
+                    if snapshot:
+                        keep_snapshot(vm, db_key)
                     return vm
         if vm is not None:
             vm.close()
         n, dim = _rows.chunk_count(con), _rows.vector_dim(con)
-        vm = VectorMatrix(dim, n > (COMPACT_ABOVE if compact_above is None else compact_above))
+        compact = n > (COMPACT_ABOVE if compact_above is None else compact_above)
+        if snapshot and not compact and (warm := warm_start(con, db_key, gen)) is not None:
+            _cache[db_key] = warm
+            return warm
+        vm = VectorMatrix(dim, compact)
         if vm.compact and not tuning.memory_overridden():  # this connection and the process's later ones
             tuning.limit_memory(tuning.compact_memory())
             con.execute(f"SET memory_limit = '{tuning.compact_memory()}'")
@@ -411,6 +453,8 @@ def vectors(
         vm.load(con)
         vm.gen = gen  # headroom: later writes append without copying (untouched pages cost no memory)
         _cache[db_key] = vm
+        if snapshot:
+            keep_snapshot(vm, db_key)
         return vm
 
 
@@ -646,7 +690,7 @@ def one_shot_vectors(con, db_key: str, gen: str | None = None) -> VectorMatrix |
             return vm
     if not os.access(path.parent, os.W_OK):
         return None  # nothing can be kept: a DuckDB scan per query beats a full load per query
-    vm = vectors(con, db_key, gen=gen)
+    vm = vectors(con, db_key, gen=gen, snapshot=False)
     if vm is not None:
         save_snapshot(vm, path)
     return vm

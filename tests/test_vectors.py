@@ -136,3 +136,68 @@ def test_above_the_compact_size_one_shot_processes_scan(store, monkeypatch):
     q = _queries(1)[0]
     with store.session() as con: assert _one_shot(store, q, 10, ["/docs/a"]) == _exact(con, q, 10, "/docs/a/")
     assert not V.snapshot_path(str(store.db_file)).exists() and str(store.db_file) not in V._cache
+
+# ---- a process that keeps its matrix (the MCP server) starts from the snapshot and keeps it current -------------------
+
+def _holding(store, q, k=10, bases=None, c=0.0):
+    "What a new server process does: no matrix yet; it keeps the one it gets (its snapshot write waited for)."
+    key = str(store.db_file)
+    V._cache.pop(key, None); V._asked.discard(key)
+    return _ask(store, q, k, bases, c)
+
+def _ask(store, q, k=10, bases=None, c=0.0):
+    key = str(store.db_file)
+    with store.session() as con: got = [i for i, _ in V.nearest(con, key, q, k, bases, c)]
+    t = V._saving.pop(key, None)
+    if t: t.join()
+    return got
+
+def _loads(monkeypatch):
+    "Count the reads of rows from DuckDB (a full load reads every source; a refresh only the changed ones)."
+    seen, real = [], V.VectorMatrix.load
+    def load(self, con, sources=None, stamps=None):
+        seen.append(None if sources is None else len(sources))
+        return real(self, con, sources, stamps)
+    monkeypatch.setattr(V.VectorMatrix, "load", load)
+    return seen
+
+def test_a_server_starts_from_the_snapshot_and_keeps_it_current(store, monkeypatch):
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "1")
+    key, snap, rng, qs = str(store.db_file), V.snapshot_path(str(store.db_file)), np.random.default_rng(4), _queries(4)
+    seen = _loads(monkeypatch)
+    with store.session() as con: assert _holding(store, qs[0], c=0.3) == _exact(con, qs[0], 10, None, 0.3)
+    assert seen == [None] and snap.exists()   # no snapshot: one full load, then one written for the next process
+    seen.clear()
+    with store.session() as con: assert _holding(store, qs[1]) == _exact(con, qs[1], 10)
+    assert seen == [] and isinstance(V._cache[key].f32, np.memmap)   # the next start: the snapshot, nothing read
+    _add(store, rng, "c/new.md", 7)   # a write while it holds the matrix
+    Tables(store).delete("/docs/b/doc30.md")
+    with store.session() as con:
+        assert _ask(store, qs[2], 5, ["/docs/c/new.md"]) == _exact(con, qs[2], 5, "/docs/c/new.md")
+        assert _ask(store, qs[2], 5, ["/docs/b/doc30.md"]) == []
+    assert seen == [1]   # followed in place: the new source only
+    seen.clear()
+    with store.session() as con:
+        for q in qs:   # a start after the write: the snapshot was kept current, nothing read from DuckDB
+            assert _holding(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
+    assert seen == []
+    assert not list(snap.parent.glob(".vectors-*"))
+
+def test_a_server_never_trusts_a_foreign_or_damaged_snapshot(store, tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "1")
+    other = Store(tmp_path/"other"/"index.duckdb"); rng = np.random.default_rng(9)
+    for i in range(40): _add(other, rng, f"{'a' if i < 4 else 'b'}/doc{i:02d}.md", 30)   # same names and sizes, other vectors
+    q, snap = _queries(1)[0], V.snapshot_path(str(store.db_file))
+    _holding(other, q)
+    whole = V.snapshot_path(str(other.db_file)).read_bytes()
+    damaged = [whole, b"", b"minirag vectors 1\n" + b"\xff" * 100, whole[:len(whole) // 2],
+               whole.replace(b'"dim": 384', b'"dim": 385', 1)]
+    seen = _loads(monkeypatch)
+    with store.session() as con:
+        for bad in damaged:
+            snap.write_bytes(bad)
+            seen.clear()
+            assert _holding(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
+            assert seen[-1] is None   # ends in a full load from DuckDB
+            assert V.load_snapshot(snap, DIM) is not None   # replaced by one of this index
+    other.close()
