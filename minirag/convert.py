@@ -14,9 +14,9 @@ from .config import Config, MiniragError
 from .text import bom_encoding, not_language, read_text_file
 
 # %% auto #0
-__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'LIBRARY_LOGGERS', 'MAX_WARNINGS', 'MAX_MAIL_DEPTH',
-           'scanned_exts', 'Converted', 'markitdown', 'captured_warnings', 'office_title', 'docx_to_markdown',
-           'convert_file']
+__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'LIBRARY_LOGGERS', 'MAX_WARNINGS', 'MAX_MAIL_DEPTH',
+           'scanned_exts', 'formats_help', 'Converted', 'markitdown', 'captured_warnings', 'office_title',
+           'docx_to_markdown', 'convert_file']
 
 # %% ../nbs/02_convert.ipynb #f97b5a98
 # OpenDocument, legacy Office, RTF, mail and captions: read by minirag.office, minirag.mail and minirag.captions
@@ -32,6 +32,31 @@ def scanned_exts() -> tuple[str, ...]:
     from minirag import ocr
 
     return DOC_EXTS + (tuple(ocr.IMAGE_EXTS) if ocr.ocr_available() else ())
+
+# %% ../nbs/02_convert.ipynb #97286460
+FORMATS = (  # (extensions, how they are read, what they need beyond the base install)
+    (".md .markdown .txt", "text in its detected encoding; front matter gives the title", ""),
+    (".pdf", "the text layer, page by page (pdfium)", "scanned pages: the ocr extra"),
+    (".docx .pptx .epub .ipynb", "headings, tables and slides (markitdown)", ""),
+    (".xlsx .csv", "one table per sheet (openpyxl, csv)", ""),
+    (".html .htm", "the main content", ""),
+    (".odt .odp", "headings from styles, tables, slides; title from meta.xml", ""),
+    (".ods .xls", "one table per sheet (python-calamine)", ""),
+    (".rtf", "text in the declared code page (striprtf)", ""),
+    (".doc", "text of Word 97-2003 (antiword; catdoc for older)", "apt-get install antiword catdoc"),
+    (".ppt", "text of the slides (catppt)", "apt-get install catdoc"),
+    (".eml", "subject as title, From/To/Date, body, attachments as sections", ""),
+    (".vtt", "captions as a timed transcript", ""),
+    (".png .jpg .jpeg .tiff .tif .bmp .webp", "OCR", "the ocr extra: pip install 'minirag[ocr]'"),
+)
+
+
+def formats_help() -> str:
+    "The format table as plain text lines, for `list --help`."
+    lines = ["formats read (and what each needs beyond pip install minirag):"]
+    for exts, how, needs in FORMATS:
+        lines.append(f"  {exts:<28} {how}" + (f" [needs: {needs}]" if needs else ""))
+    return "\n".join(lines)
 
 # %% ../nbs/02_convert.ipynb #d102dc6a
 @dataclass

@@ -91,6 +91,8 @@ def office(tmp_path_factory, model_dir):
     (root / "nested.eml").write_bytes(bytes(nest))
     (root / "bombmail.eml").write_bytes(bytes(mail("Bomb", "A bomb is attached.\n",
                                                     [("bomb.odt", (root / "bomb.odt").read_bytes())])))
+    for name in (".~lock.plan.odt#", "~$memo.doc", "notes.pages", "old.pages", "talk.key"):
+        (root / name).write_bytes(b"not a document we read")
     env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
     env.update(BASE_DIR=str(root), DB_PATH=str(root.parent / "idx"), MODEL_NAME=str(model_dir),
                CACHE_DIR=str(model_dir.parent))
@@ -173,3 +175,22 @@ def test_captions_become_a_transcript_in_time_windows(office):
 @pytest.mark.requires_tool("antiword")
 def test_legacy_word_reads_through_antiword(office):
     assert read(office, "test-ole-file.doc")["text"] == "Test OLE file, saved as Word 97-2003 Document."
+
+
+def test_lock_files_are_passed_over_and_other_types_counted_per_extension(office):
+    root, env, res, err = office
+    assert ".~lock" not in err + json.dumps(res) and "~$memo" not in err + json.dumps(res)
+    assert res["skippedByFormat"] == {".pages": 2, ".key": 1}
+    sub = root / "sub"
+    sub.mkdir(exist_ok=True)
+    (sub / "a.pages").write_bytes(b"x")
+    (sub / "b.md").write_text("# Sub note\n\nThe sub note about pelicans.\n")
+    r = cli("ingest", "sub", env=env, cwd=root)
+    assert r.returncode == 0 and "not read (type): .pages 1" in r.stdout, r.stdout + r.stderr
+
+
+def test_read_on_a_type_not_read_says_so(office):
+    root, env, _, _ = office
+    r = cli("read", "notes.pages", env=env, cwd=root)
+    assert r.returncode != 0 and "a .pages file, a type minirag does not read" in r.stderr, r.stderr
+    assert "ingest it or run sync" not in r.stderr
