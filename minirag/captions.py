@@ -30,7 +30,7 @@ def vtt_cues(text: str) -> list[tuple[str, str, str]]:
         start = _stamp(m.group(1), m.group(2), m.group(3))
         i += 1
         payload = []
-        while i < len(lines) and lines[i].strip():
+        while i < len(lines) and lines[i].strip() and not _CUE_TIME.match(lines[i]):  # youtube-dl omits blank lines
             payload.append(lines[i])
             i += 1
         raw = " ".join(payload)
