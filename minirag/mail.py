@@ -57,6 +57,13 @@ def message_to_markdown(
     parts = ([f"# {subject}"] if subject else []) + (["  \n".join(head)] if head else [])
     if body := _body(msg):
         parts.append(body)
+    if msg.get_content_type() == "message/rfc822" and depth < MAX_DEPTH:  # a mail that is one forwarded mail
+        inner = msg.get_payload()
+        inner = inner[0] if isinstance(inner, list) and inner else inner
+        if isinstance(inner, email.message.Message):
+            parts.append(
+                re.sub(r"(?m)^#", "##", message_to_markdown(inner, read_attachment, path, depth + 1, warnings)[0])
+            )
     n = 0
     for att in msg.iter_attachments():
         name = att.get_filename() or ""
@@ -96,6 +103,8 @@ def message_to_markdown(
 def eml_to_markdown(path: Path, read_attachment, data: bytes | None = None, depth: int = 0):
     "(Markdown, subject, warnings) of an .eml file."
     raw = data if data is not None else path.read_bytes()
+    if raw.startswith(b"From "):  # an mbox "From " separator line before the headers
+        raw = raw.split(b"\n", 1)[-1]
     if not re.match(rb"\s*[\x21-\x39\x3b-\x7e]+:", raw[:1000]):  # a mail opens with a header line
         raise MiniragError(f"{path}: not a mail (no header lines at the start); rename or remove it")
     msg = email.message_from_bytes(raw, policy=email.policy.default)

@@ -164,6 +164,8 @@ class _OdfText:
                 _q("text:index-body"),
                 _q("draw:g"),
                 _q("draw:custom-shape"),
+                _q("draw:rect"),
+                _q("draw:ellipse"),
                 _q("table:table-cell"),
                 _q("text:list-item"),
             ):
@@ -229,16 +231,11 @@ def odp_to_markdown(path: Path) -> tuple[str, str | None]:
         out = []
         for n, page in enumerate(content.iter(_q("draw:page")), 1):
             parts = [f"<!-- Slide number: {n} -->"]
-            for fr in page.iter(_q("draw:frame")):
-                cls = fr.get(_q("presentation:class"))
-                if cls in ("page-number", "date-time", "footer", "header"):
+            for shape in page:  # frames, custom shapes and groups, in drawing order
+                cls = shape.get(_q("presentation:class"))
+                if shape.tag == _q("presentation:notes") or cls in ("page-number", "date-time", "footer", "header"):
                     continue
-                blocks = []
-                for ch in fr:
-                    if ch.tag == _q("table:table"):
-                        blocks.append(conv.table(ch))
-                    elif ch.tag == _q("draw:text-box"):
-                        blocks += conv.blocks(ch, 1)
+                blocks = conv.blocks([shape], 1)
                 if cls == "title" and blocks:
                     blocks = ["# " + " ".join(" ".join(blocks).lstrip("# ").split())]
                 parts += blocks
@@ -258,7 +255,11 @@ def odp_to_markdown(path: Path) -> tuple[str, str | None]:
 
 # %% ../nbs/02f_office.ipynb #5e7276cb
 def _cell(v) -> str:
-    return "" if isinstance(v, float) and v != v else cell_text(v)  # NaN is an empty cell, never the word "nan"
+    if isinstance(v, float):
+        if v != v:
+            return ""  # NaN is an empty cell, never the word "nan"
+        v = float(f"{v:.15g}")  # what Excel shows: 15 significant digits, so 0.1+0.2 is 0.3, not 0.30000000000000004
+    return cell_text(v)
 
 
 def workbook_to_markdown(path: Path, ext: str) -> str:
