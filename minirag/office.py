@@ -40,11 +40,16 @@ def odf_part(z: zipfile.ZipFile, name: str, path: Path) -> bytes | None:
         info = z.getinfo(name)
     except KeyError:
         return None
+    _check_size(info, path)
+    return z.read(info)
+
+
+def _check_size(info: zipfile.ZipInfo, path: Path):
     if info.file_size > MAX_PART or info.file_size > MAX_RATIO * max(info.compress_size, 1) + 1_000_000:
         raise MiniragError(
-            f"{path}: {name} unpacks to {info.file_size:,} bytes from {info.compress_size:,} (a zip bomb?); not read"
+            f"{path}: {info.filename} unpacks to {info.file_size:,} bytes from {info.compress_size:,} "
+            "(a zip bomb?); not read"
         )
-    return z.read(info)
 
 
 def open_odf(path: Path, ext: str) -> zipfile.ZipFile:
@@ -59,6 +64,13 @@ def open_odf(path: Path, ext: str) -> zipfile.ZipFile:
         manifest = odf_part(z, "META-INF/manifest.xml", path) or b""
     except (zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError) as e:
         raise MiniragError(f"{path}: not a valid {ext} file (corrupt or truncated: {type(e).__name__})") from None
+    try:
+        for info in z.infolist():  # calamine inflates the parts itself: refuse a bomb before handing it over
+            if info.filename.endswith(".xml"):
+                _check_size(info, path)
+    except MiniragError:
+        z.close()
+        raise
     if b"encryption-data" in manifest:
         z.close()
         raise MiniragError(f"{path}: the {ext} file is password-protected; save an unprotected copy to index it")

@@ -73,6 +73,9 @@ def office(tmp_path_factory, model_dir):
     with zipfile.ZipFile(root / "bomb.odt", "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("mimetype", "application/vnd.oasis.opendocument.text")
         z.writestr("content.xml", b"<a>" + b" " * 100_000_000 + b"</a>")
+    with zipfile.ZipFile(root / "bomb.ods", "w", zipfile.ZIP_DEFLATED) as z:  # calamine would inflate it whole
+        z.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet")
+        z.writestr("content.xml", b"<a>" + b" " * 100_000_000 + b"</a>")
     (root / "cut.ods").write_bytes((DATA / "pythagoras.ods").read_bytes()[:1500])
     (root / "empty.odp").write_bytes(b"")
     (root / "order.rtf").write_text(RTF_1251, encoding="ascii")
@@ -113,11 +116,11 @@ def test_hostile_office_files_fail_with_a_reason_naming_file_and_cause(office):
     assert "Traceback" not in err and 'File "' not in err
     why = {Path(w.split(": ", 1)[0]).name: w for w in res["warnings"] if w.startswith(str(root))}
     assert "password-protected" in why["secret.odt"]
-    assert "zip bomb" in why["bomb.odt"]
+    assert "zip bomb" in why["bomb.odt"] and "zip bomb" in why["bomb.ods"]
     assert "corrupt or truncated" in why["cut.ods"]
     assert "empty (0 bytes)" in why["empty.odp"]
     assert "not a .ppt file" in why["fake.ppt"]
-    assert res["failed"] == 5, res
+    assert res["failed"] == 6, res
 
 
 def test_real_opendocument_and_legacy_excel_keep_their_structure(office):
