@@ -15,7 +15,10 @@ Every file is converted by each mode in its own process (so peak RSS is per mode
 - `before`: the same two modules as they were at --before-rev (plain markitdown for everything but .md/.txt).
 Each output is compared with an independent reference extractor: `pdftotext` (poppler) for PDF, `pandoc -t plain` for
 HTML/DOCX/EPUB, openpyxl cell values for XLSX, python-pptx text frames for PPTX, the `csv` module for CSV, the
-notebook JSON for ipynb, the raw text for .txt/.md. Words are `\\w+` runs, case-folded (CJK characters count one
+notebook JSON for ipynb, the raw text for .txt/.md; for the office formats pandoc (ODT, RTF), every text node of
+content.xml (ODS, ODP), catdoc's `xls2csv` (XLS) and `catdoc` (DOC, where minirag runs antiword), the standard library's
+first text part (EML) and the cue lines, each word once (VTT). Generated cp1251 files (RTF, RTF saved as .doc, an HTML
+table saved as .xls) have their Cyrillic text as the reference. Words are `\\w+` runs, case-folded (CJK characters count one
 each); recall is the share of the reference's word occurrences found in the output, excess the share of output
 words the reference lacks (NaN cells, navigation). Chunks are cut with the real chunker and the packaged model's
 tokenizer (no embedding).
@@ -229,9 +232,9 @@ def reference_text(p: Path) -> str | None:
             body = root.find("{urn:oasis:names:tc:opendocument:xmlns:office:1.0}body")
             paras = [e for e in body.iter() if e.tag.endswith("}p") or e.tag.endswith("}h")]
             return "\n".join(" ".join(" ".join(e.itertext()).split()) for e in paras)
-        if ext == ".xls":  # catdoc's xls2csv, numbers to 12 significant digits (it prints 14, minirag what Excel shows)
+        if ext == ".xls":  # catdoc's xls2csv, numbers to 15 significant digits (what Excel shows, and minirag)
             out = _run(["xls2csv", "-d", "utf-8", "-q", "0", "-f", "%Y-%m-%d", str(p)], timeout=300).stdout.decode()
-            return re.sub(r"-?\d+\.\d+(?:[eE][-+]?\d+)?", lambda m: f"{float(m.group()):.12g}", out)
+            return re.sub(r"-?\d+\.\d+(?:[eE][-+]?\d+)?", lambda m: f"{float(m.group()):.15g}", out)
         if ext == ".doc":  # catdoc, where minirag runs antiword
             return _run(["catdoc", "-d", "utf-8", "-w", str(p)], timeout=300).stdout.decode("utf-8", "replace")
         if ext == ".eml":  # headers and every text part, decoded by the standard library with no body choice
