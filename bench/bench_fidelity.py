@@ -18,7 +18,8 @@ HTML/DOCX/EPUB, openpyxl cell values for XLSX, python-pptx text frames for PPTX,
 notebook JSON for ipynb, the raw text for .txt/.md; for the office formats pandoc (ODT, RTF), every text node of
 content.xml (ODS, ODP), catdoc's `xls2csv` (XLS) and `catdoc` (DOC, where minirag runs antiword), the standard library's
 first text part (EML) and the cue lines, each word once (VTT). Generated cp1251 files (RTF, RTF saved as .doc, an HTML
-table saved as .xls) have their Cyrillic text as the reference. Words are `\\w+` runs, case-folded (CJK characters count one
+table saved as .xls) have their Cyrillic text as the reference.
+Words are `\\w+` runs, case-folded (CJK characters count one
 each); recall is the share of the reference's word occurrences found in the output, excess the share of output
 words the reference lacks (NaN cells, navigation). Chunks are cut with the real chunker and the packaged model's
 tokenizer (no embedding).
