@@ -15,7 +15,11 @@ Every file is converted by each mode in its own process (so peak RSS is per mode
 - `before`: the same two modules as they were at --before-rev (plain markitdown for everything but .md/.txt).
 Each output is compared with an independent reference extractor: `pdftotext` (poppler) for PDF, `pandoc -t plain` for
 HTML/DOCX/EPUB, openpyxl cell values for XLSX, python-pptx text frames for PPTX, the `csv` module for CSV, the
-notebook JSON for ipynb, the raw text for .txt/.md. Words are `\\w+` runs, case-folded (CJK characters count one
+notebook JSON for ipynb, the raw text for .txt/.md; for the office formats pandoc (ODT, RTF), every text node of
+content.xml (ODS, ODP), catdoc's `xls2csv` (XLS) and `catdoc` (DOC, where minirag runs antiword), the standard library's
+first text part (EML) and the cue lines, each word once (VTT). Generated cp1251 files (RTF, RTF saved as .doc, an HTML
+table saved as .xls) have their Cyrillic text as the reference.
+Words are `\\w+` runs, case-folded (CJK characters count one
 each); recall is the share of the reference's word occurrences found in the output, excess the share of output
 words the reference lacks (NaN cells, navigation). Chunks are cut with the real chunker and the packaged model's
 tokenizer (no embedding).
@@ -43,10 +47,14 @@ DEB_PACKAGES = [
     "r-cran-readxl",
     "r-cran-openxlsx",
     "r-cran-readr",
+    "live-manual-odf",  # the Live Systems manual as .odt in ten languages
+    "libpython3.11-testsuite",  # CPython's e-mail test messages (msg_*.txt, read as .eml)
 ]
-SDISTS = ["python-docx", "python-pptx", "nbformat"]
+SDISTS = ["python-docx", "python-pptx", "nbformat", "odfpy==1.4.1", "xlrd==1.2.0", "olefile==0.47", "webvtt-py==0.6.0"]
 EXTS = (".pdf", ".html", ".htm", ".epub", ".txt", ".md", ".docx", ".pptx", ".xlsx", ".csv", ".ipynb")
+EXTS += (".odt", ".ods", ".odp", ".rtf", ".doc", ".xls", ".ppt", ".eml", ".vtt")  # office formats (minirag.office)
 CAP = {".html": 15, ".htm": 15, ".txt": 10, ".docx": 40, ".pptx": 40, ".ipynb": 20, ".md": 10}  # per package and format
+CAP |= {".eml": 30, ".odt": 10}
 
 # ---- corpus ---------------------------------------------------------------------------------------
 
@@ -80,9 +88,19 @@ def hostile(dest: Path, line_mb: int):
         "---\ntitle: Packaging workflow\nlayout: page\n---\n\n" + "Build, test, upload. " * 40
     )
     expected = {"utf16-bom.md": ("utf-16", None), "latin1.txt": ("latin-1", None), "koi8r.txt": ("koi8_r", None)}
-    (dest / "expected.json").write_text(
-        json.dumps({k: (dest / k).read_bytes().decode(enc) for k, (enc, _) in expected.items()})
+    known = {k: (dest / k).read_bytes().decode(enc) for k, (enc, _) in expected.items()}
+    # legacy office files in cp1251: the text must come out Cyrillic (pandoc's RTF reader ignores \ansicpg)
+    ru = "Приказ об отпуске сотрудников отдела кадров на май. "
+    hexed = "".join(f"\\'{b:02x}" if b > 127 else chr(b) for b in ru.encode("cp1251"))
+    (dest / "cp1251.rtf").write_text("{\\rtf1\\ansi\\ansicpg1251{\\fonttbl{\\f0 Arial;}}\\f0 " + hexed * 20 + "\\par}")
+    (dest / "cp1251-rtf-as.doc").write_bytes((dest / "cp1251.rtf").read_bytes())  # Word's "Save as RTF" under .doc
+    (dest / "cp1251-html-as.xls").write_bytes(
+        ("<html><meta charset=windows-1251><table><tr><th>Отдел</th><th>Сумма</th></tr>"
+         + "<tr><td>Бухгалтерия</td><td>1200</td></tr>" * 20 + "</table></html>").encode("cp1251")
     )
+    known |= {"cp1251.rtf": ru * 20, "cp1251-rtf-as.doc": ru * 20}
+    known["cp1251-html-as.xls"] = "Отдел Сумма " + "Бухгалтерия 1200 " * 20
+    (dest / "expected.json").write_text(json.dumps(known))
 
 
 def build_corpus(cache: Path, line_mb: int) -> Path:
@@ -104,7 +122,8 @@ def build_corpus(cache: Path, line_mb: int) -> Path:
         if not out.exists():
             _run(["dpkg-deb", "-x", str(deb), str(out)])
     for pkg in SDISTS:
-        if not any(sd.glob(f"{pkg.replace('-', '_')}-*.tar.gz")) and not any(sd.glob(f"{pkg}-*.tar.gz")):
+        name = pkg.split("==")[0]
+        if not any(sd.glob(f"{name.replace('-', '_')}-*")) and not any(sd.glob(f"{name}-*")):
             try:
                 _run(
                     [
@@ -128,6 +147,11 @@ def build_corpus(cache: Path, line_mb: int) -> Path:
         if not out.exists():
             out.mkdir()
             _run(["tar", "xzf", str(tgz), "-C", str(out)])
+    for zp in sd.glob("*.zip"):  # olefile ships its sdist as a zip
+        out = unpacked / ("sdist-" + zp.name[:-4])
+        if not out.exists():
+            out.mkdir()
+            zipfile.ZipFile(zp).extractall(out)
     found: dict[tuple, list[Path]] = collections.defaultdict(list)
     wanted = [unpacked / d.stem for d in debs.glob("*.deb") if d.name.split("_")[0] in DEB_PACKAGES] + list(
         unpacked.glob("sdist-*")
@@ -138,6 +162,8 @@ def build_corpus(cache: Path, line_mb: int) -> Path:
                 continue
             name = p.name[:-3] if p.name.endswith(".gz") else p.name
             ext = Path(name).suffix.lower()
+            if "/test_email/data/" in str(p) and re.fullmatch(r"msg_\d+\.txt", name):
+                ext = ".eml"  # CPython's test messages: real mail, saved under .txt
             if ext in EXTS and p.stat().st_size > 0:
                 found[(top.name, ext)].append(p)
     for (_, ext), files in found.items():  # sampled evenly per package and format, so every generator is represented
@@ -146,6 +172,8 @@ def build_corpus(cache: Path, line_mb: int) -> Path:
         for p in pick:
             rel = p.relative_to(unpacked)
             name = re.sub(r"[^\w.-]+", "_", f"{rel.parts[0].split('_')[0]}--{'-'.join(rel.parts[-2:])}")
+            if ext == ".eml" and name.endswith(".txt"):
+                name = name[:-4] + ".eml"
             if name.endswith(".gz"):
                 (corpus / name[:-3]).write_bytes(gzip.decompress(p.read_bytes()))
             else:
@@ -161,12 +189,16 @@ _CJK = re.compile(r"([\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff])")
 
 
 def words(text: str) -> collections.Counter:
-    return collections.Counter(re.findall(r"\w+", _CJK.sub(r" \1 ", text.casefold())))
+    found = re.findall(r"\w+", _CJK.sub(r" \1 ", text.casefold()))
+    return collections.Counter(w for w in found if w.strip("_"))  # pandoc draws rules as runs of underscores
 
 
 def reference_text(p: Path) -> str | None:
     "Text of `p` by an extractor independent of minirag's, or None when it cannot read it."
     ext = p.suffix.lower()
+    exp = p.parent / "expected.json"  # generated files whose text is known
+    if exp.exists() and p.name in (known := json.loads(exp.read_text())):
+        return known[p.name]
     try:
         if ext == ".pdf":
             return _run(["pdftotext", "-enc", "UTF-8", str(p), "-"], timeout=300).stdout.decode("utf-8", "replace")
@@ -192,6 +224,41 @@ def reference_text(p: Path) -> str | None:
                 for ws in wb.worksheets
                 for row in ws.iter_rows(values_only=True)
             )
+        if ext in (".odt", ".rtf"):  # pandoc reads both (it ignores an RTF's \ansicpg: see hostile)
+            return _run(["pandoc", "-f", ext[1:], "-t", "plain", "--wrap=none", str(p)], timeout=300).stdout.decode()
+        if ext in (".ods", ".odp"):  # every text node of content.xml: no structure, so independent of ours
+            from xml.etree import ElementTree as ET
+
+            root = ET.fromstring(zipfile.ZipFile(p).read("content.xml"))
+            body = root.find("{urn:oasis:names:tc:opendocument:xmlns:office:1.0}body")
+            paras = [e for e in body.iter() if e.tag.endswith("}p") or e.tag.endswith("}h")]
+            return "\n".join(" ".join(" ".join(e.itertext()).split()) for e in paras)
+        if ext == ".xls":  # catdoc's xls2csv, numbers to 15 significant digits (what Excel shows, and minirag)
+            out = _run(["xls2csv", "-d", "utf-8", "-q", "0", "-f", "%Y-%m-%d", str(p)], timeout=300).stdout.decode()
+            return re.sub(r"-?\d+\.\d+(?:[eE][-+]?\d+)?", lambda m: f"{float(m.group()):.15g}", out)
+        if ext == ".doc":  # catdoc, where minirag runs antiword
+            return _run(["catdoc", "-d", "utf-8", "-w", str(p)], timeout=300).stdout.decode("utf-8", "replace")
+        if ext == ".eml":  # headers and every text part, decoded by the standard library with no body choice
+            import email, email.policy
+
+            msg = email.message_from_bytes(p.read_bytes(), policy=email.policy.default)
+            out = [str(msg.get(h, "")) for h in ("Subject", "From", "To", "Date")]
+            for part in msg.walk():
+                if part.get_content_type() == "text/plain" and not part.get_filename():
+                    out.append(part.get_content())
+                    break
+            return "\n".join(out)
+        if ext == ".vtt":  # cue text lines, timings and markup removed
+            keep, cue = [], False
+            for l in p.read_text("utf-8-sig").splitlines():  # payload lines: after a timing line, up to a blank one
+                if "-->" in l:
+                    cue = True
+                elif not l.strip():
+                    cue = False
+                elif cue:
+                    keep.append(l)
+            # each word once: live captions repeat every line two or three times, and minirag merges the repeats
+            return " ".join(dict.fromkeys(re.findall(r"\w+", re.sub(r"<[^>]*>", " ", "\n".join(keep)))))
         if ext == ".pptx":
             from pptx import Presentation
 

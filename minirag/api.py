@@ -90,6 +90,10 @@ def _not_indexed(src: str, what: str = "") -> MiniragError:
             return MiniragError(f"{src} does not exist; check the path (list_files shows the files under the roots)")
         if os.path.isdir(src):
             return MiniragError(f"{src} is not a file but a folder; give one file inside it (list_files shows them)")
+        ext = os.path.splitext(src)[1].lower()
+        if ext not in scanned_exts():  # neither ingest nor sync will ever index it
+            kind = f"a {ext} file" if ext else "a file without an extension"
+            return MiniragError(f"{src} is {kind}, a type minirag does not read (it reads {' '.join(scanned_exts())})")
         return MiniragError(f"{src} is not in the index (ingest it or run sync){what}")
     return MiniragError(f"{src} is not in the index; ingest it first (or check list_files){what}")
 
@@ -709,12 +713,14 @@ def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None
     "Ingest files and folders (recursively, never deleting); returns counts, per-file warnings and the ingested files."
     cfg = ix.cfg.check()
     preload(model_name=cfg.model_name)  # before ingest_items starts its embedding thread: imports on this thread
-    todo, warnings = [], []
+    todo, warnings, other = [], [], {}
     for p in paths:
         real, root = resolve_in_roots(p, cfg.roots, must_be_absolute)
         if real.is_dir():
             res = scan(cfg.roots, scanned_exts(), cfg.db_path, under=real)
             todo += [FileItem(f, r) for f, r in res.files]
+            for ext, n in res.other_formats.items():  # files of a type not read: counted, not silently dropped
+                other[ext] = other.get(ext, 0) + n
             warnings += [f"{d}: cannot list folder ({why})" for d, why in res.unlistable]
         elif real.exists():
             todo.append(FileItem(real, root))
@@ -723,4 +729,5 @@ def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None
     run = ingest_items(ix.engine, todo, progress)
     warnings += run.warnings
     report = IngestReport(len(run.ingested), len(warnings), warnings + run.notes, [i.source for i in run.ingested])
+    report.skipped_by_format = dict(sorted(other.items(), key=lambda kv: (-kv[1], kv[0])))
     return report

@@ -249,6 +249,9 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("path", nargs="?", type=str, help="the file (relative to the current directory)")
     s.add_argument("--source", type=str, metavar="ID", help="source id of a data or URL item")
     s = cmd("list", "files under the roots and their index state")
+    from minirag.convert import formats_help  # which files are documents at all, and what each type needs
+
+    s.description += "\n\n" + formats_help()
     s.add_argument("--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP)
     document_filters(s)
     s.add_argument("--sort", type=str, choices=["date"], help="date: newest first, undated last")
@@ -402,6 +405,8 @@ def _print_counts(r, out, err):  # an IngestReport or a SyncReport
     from minirag.sync import COUNT_KEYS
 
     print("  ".join(f"{k} {getattr(r, k)}" for k in COUNT_KEYS if hasattr(r, k)), file=out)
+    if other := getattr(r, "skipped_by_format", None):  # files left out because their type is not read
+        print("not read (type): " + ", ".join(f"{ext} {n}" for ext, n in other.items()), file=out)
     _print_warnings(r, err)
 
 

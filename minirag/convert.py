@@ -14,20 +14,49 @@ from .config import Config, MiniragError
 from .text import bom_encoding, not_language, read_text_file
 
 # %% auto #0
-__all__ = ['DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'LIBRARY_LOGGERS', 'MAX_WARNINGS', 'scanned_exts', 'Converted', 'markitdown',
-           'captured_warnings', 'office_title', 'docx_to_markdown', 'convert_file']
+__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'LIBRARY_LOGGERS', 'MAX_WARNINGS', 'MAX_MAIL_DEPTH',
+           'scanned_exts', 'formats_help', 'Converted', 'markitdown', 'captured_warnings', 'office_title',
+           'docx_to_markdown', 'convert_file']
 
 # %% ../nbs/02_convert.ipynb #f97b5a98
+# OpenDocument, legacy Office, RTF, mail and captions: read by minirag.office, minirag.mail and minirag.captions
+OFFICE_EXTS = (".odt", ".ods", ".odp", ".rtf", ".doc", ".xls", ".ppt", ".eml", ".vtt")
 DOC_EXTS = (".md", ".markdown", ".txt", ".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".csv", ".epub", ".ipynb")
-TEXT_EXTS = (".md", ".markdown", ".txt", ".csv", ".html", ".htm", ".ipynb")
+DOC_EXTS += OFFICE_EXTS
+TEXT_EXTS = (".md", ".markdown", ".txt", ".csv", ".html", ".htm", ".ipynb", ".rtf", ".vtt")
 PLAIN_EXTS = (".md", ".markdown", ".txt")  # already Markdown/plain text: no conversion needed
 
 
 def scanned_exts() -> tuple[str, ...]:
-    "Extensions a sync picks up: the 12 document types, plus images when the OCR extra is installed."
+    "Extensions a sync picks up: the document types, plus images when the OCR extra is installed."
     from minirag import ocr
 
     return DOC_EXTS + (tuple(ocr.IMAGE_EXTS) if ocr.ocr_available() else ())
+
+# %% ../nbs/02_convert.ipynb #97286460
+FORMATS = (  # (extensions, how they are read, what they need beyond the base install)
+    (".md .markdown .txt", "text in its detected encoding; front matter gives the title", ""),
+    (".pdf", "the text layer, page by page (pdfium)", "scanned pages: the ocr extra"),
+    (".docx .pptx .epub .ipynb", "headings, tables and slides (markitdown)", ""),
+    (".xlsx .csv", "one table per sheet (openpyxl, csv)", ""),
+    (".html .htm", "the main content", ""),
+    (".odt .odp", "headings from styles, tables, slides; title from meta.xml", ""),
+    (".ods .xls", "one table per sheet (python-calamine)", ""),
+    (".rtf", "text in the declared code page (striprtf)", ""),
+    (".doc", "text of Word 97-2003 (antiword; catdoc for older)", "apt-get install antiword catdoc"),
+    (".ppt", "text of the slides (catppt)", "apt-get install catdoc"),
+    (".eml", "subject as title, From/To/Date, body, attachments as sections", ""),
+    (".vtt", "captions as a timed transcript", ""),
+    (".png .jpg .jpeg .tiff .tif .bmp .webp", "OCR", "the ocr extra: pip install 'minirag[ocr]'"),
+)
+
+
+def formats_help() -> str:
+    "The format table as plain text lines, for `list --help`."
+    lines = ["formats read (and what each needs beyond pip install minirag):"]
+    for exts, how, needs in FORMATS:
+        lines.append(f"  {exts:<28} {how}" + (f" [needs: {needs}]" if needs else ""))
+    return "\n".join(lines)
 
 # %% ../nbs/02_convert.ipynb #d102dc6a
 @dataclass
@@ -225,11 +254,95 @@ def docx_to_markdown(path: Path) -> str:
     with open(path, "rb") as f:
         return conv.convert(f, StreamInfo(extension=".docx", local_path=str(path))).markdown or ""
 
+# %% ../nbs/02_convert.ipynb #c73ba1fe
+_MODERN = {".doc": ".docx", ".xls": ".xlsx", ".ppt": ".pptx"}
+MAX_MAIL_DEPTH = 3  # a mail attached (as a file) to a mail attached to a mail
+
+
+def _convert_office(path: Path, ext: str, cfg: Config, depth: int = 0) -> tuple[str, str | None, str, list[str]]:
+    "(markdown, metadata title, '', warnings) of an OpenDocument, legacy Office, RTF, mail or caption file."
+    from minirag import captions, mail, office
+
+    kind = office.sniff(path)
+    try:
+        if ext in _MODERN:
+            if kind == "rtf":
+                return office.rtf_to_markdown(path), None, "", []
+            if kind == "html":
+                from minirag.html import decode_html, html_to_markdown
+
+                md, title = html_to_markdown(decode_html(path.read_bytes()))
+                return md, title, "", []
+            if kind == "zip":
+                _check_container(path, _MODERN[ext])
+                return _convert(path, _MODERN[ext], cfg)
+            if kind == "text" and ext == ".xls":
+                from minirag.sheets import csv_to_markdown
+
+                return csv_to_markdown(path), None, "", []
+            if kind != "ole":
+                raise MiniragError(f"{path}: not a {ext} file (its bytes are {kind}); rename it to its real type")
+            if ext == ".xls":
+                return office.workbook_to_markdown(path, ext), None, "", []
+            return office.legacy_to_markdown(path, ext), None, "", []
+        if ext in office.ODF_EXTS:
+            if ext == ".odt":
+                md, title = office.odt_to_markdown(path)
+            elif ext == ".odp":
+                md, title = office.odp_to_markdown(path)
+            else:
+                with office.open_odf(path, ext) as z:
+                    title = office.odf_title(z, path)
+                md = office.workbook_to_markdown(path, ext)
+            return md, title, "", []
+        if ext == ".rtf":
+            if kind != "rtf":
+                raise MiniragError(
+                    f"{path}: not an RTF file (it does not start with {{\\rtf}}); rename it to its real type"
+                )
+            return office.rtf_to_markdown(path), None, "", []
+        if ext == ".vtt":
+            return captions.vtt_to_markdown(path), None, "", []
+        md, subject, warns = mail.eml_to_markdown(path, lambda n, d, k: _attachment(path, n, d, k, cfg), depth=depth)
+        return md, subject, "", warns
+    except (MiniragError, OSError):
+        raise
+    except Exception as e:
+        raise MiniragError(
+            f"{path}: could not convert ({_short(e)}); the file may be corrupt, encrypted or password-protected"
+        ) from None
+
+
+def _attachment(mail_path: Path, name: str, data: bytes, depth: int, cfg: Config) -> str:
+    "Markdown of one mail attachment of a type we read ('' for other types)."
+    import tempfile
+
+    ext = Path(name).suffix.lower()
+    if ext not in DOC_EXTS or not data:
+        return ""
+    if ext == ".eml" and depth > MAX_MAIL_DEPTH:
+        raise MiniragError(f"{name}: mail nested deeper than {MAX_MAIL_DEPTH}; not read")
+    if len(data) > cfg.max_file_size:
+        raise MiniragError(f"{name}: {len(data):,} bytes is over MAX_FILE_SIZE; not read")
+    with tempfile.TemporaryDirectory(prefix="minirag-mail-") as d:
+        p = Path(d) / ("attachment" + ext)
+        p.write_bytes(data)
+        if ext in TEXT_EXTS and _looks_binary(p):
+            raise MiniragError(f"{name}: the bytes are binary, not {ext} text")
+        _check_container(p, ext)
+        if ext == ".eml":
+            md, _, _, _ = _convert_office(p, ext, cfg, depth)
+        else:
+            md, _, _, _ = _convert(p, ext, cfg)
+    return md.replace(str(p), name)
+
 # %% ../nbs/02_convert.ipynb #ff43d49e
 def _convert(path: Path, ext: str, cfg: Config) -> tuple[str, str | None, str, list[str]]:
     "(markdown, metadata title, OCR engine, extra warnings) of one document file."
     from minirag.titles import split_front_matter
 
+    if ext in OFFICE_EXTS:
+        return _convert_office(path, ext, cfg)
     if ext in PLAIN_EXTS:
         text, _ = read_text_file(path)
         if ext == ".txt":

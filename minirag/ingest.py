@@ -141,6 +141,7 @@ class IngestReport(Fields):
     failed: int
     warnings: list[str]
     files: list[str]
+    skipped_by_format: dict[str, int] = field(default_factory=dict)  # extension -> files of a type not read
 
 # %% ../nbs/07_ingest.ipynb #a6025491
 def file_hash(path: Path) -> str:

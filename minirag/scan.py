@@ -1,4 +1,4 @@
-"""Which files under the roots are documents: dot-names, Office lock files, the index directory and links leading out of the roots are passed over.
+"""Which files under the roots are documents: dot-names, Office and LibreOffice lock files, the index directory and links leading out of the roots are passed over.
 
 Docs: https://example.invalid/minirag/scan.html.md"""
 
@@ -13,7 +13,7 @@ import pathspec
 from .security import root_of
 
 # %% auto #0
-__all__ = ['DEPENDENCY_DIRS', 'IGNORE_FILES', 'ScanResult', 'ignore_spec', 'scan']
+__all__ = ['DEPENDENCY_DIRS', 'IGNORE_FILES', 'ScanResult', 'other_ext', 'ignore_spec', 'scan']
 
 # %% ../nbs/07a_scan.ipynb #f931258e
 @dataclass
@@ -23,6 +23,7 @@ class ScanResult:
     files: list[tuple[Path, Path]] = field(default_factory=list)  # (path, root)
     unlistable: list[tuple[Path, str]] = field(default_factory=list)  # (folder, reason)
     ignored: list[tuple[Path, str]] = field(default_factory=list)  # (file or folder, why)
+    other_formats: dict[str, int] = field(default_factory=dict)  # extension -> files of a type not read
 
 
 DEPENDENCY_DIRS = frozenset(
@@ -41,7 +42,13 @@ IGNORE_FILES = (".gitignore", ".ignore")  # later wins: .ignore overrides .gitig
 
 
 def _skip_name(name: str) -> bool:
+    # dot-names (LibreOffice's `.~lock.<name>#` among them) and Office's `~$<name>` lock files
     return name.startswith(".") or name.startswith("~$")
+
+
+def other_ext(name: str) -> str:
+    "The extension a file of a type not read is counted under (`(none)` for a name without one)."
+    return os.path.splitext(name)[1].lower() or "(none)"
 
 
 def ignore_spec(folder: Path, names=IGNORE_FILES) -> pathspec.GitIgnoreSpec | None:
@@ -113,6 +120,8 @@ def scan(roots: list[Path], exts, index_dir: Path | None = None, under: Path | N
         if start.is_file():  # one named file: the same name and type rules as in a walk
             if not _skip_name(start.name) and start.name.lower().endswith(exts):
                 res.files.append((start, root))
+            elif not _skip_name(start.name):
+                res.other_formats[other_ext(start.name)] = 1
             continue
 
         def onerror(e, start=start):
@@ -143,11 +152,17 @@ def scan(roots: list[Path], exts, index_dir: Path | None = None, under: Path | N
                 chains[sub] = chain
             dirs[:] = keep
             for f in sorted(files):
-                if _skip_name(f) or not f.lower().endswith(exts):
+                if _skip_name(f):
                     continue
+                read = f.lower().endswith(exts)
                 p = dp / f
                 if chain and _ignored(p, False, chain):
-                    res.ignored.append((p, "excluded by .gitignore/.ignore"))
+                    if read:
+                        res.ignored.append((p, "excluded by .gitignore/.ignore"))
+                    continue
+                if not read:
+                    ext = other_ext(f)
+                    res.other_formats[ext] = res.other_formats.get(ext, 0) + 1
                     continue
                 if p.is_symlink():
                     real = Path(os.path.realpath(p))

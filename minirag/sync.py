@@ -111,6 +111,7 @@ class SyncPlan:
     unreadable: list = field(default_factory=list)
     failures: list = field(default_factory=list)  # warn lines: unlistable folders, unreadable files
     protected: list = field(default_factory=list)  # folders whose entries are kept whatever the scan says
+    skipped_by_format: dict = field(default_factory=dict)  # extension -> files of a type not read
 
 
 def _kept_msg(what: str, kept: list[str]) -> str:
@@ -220,6 +221,7 @@ class SyncReport(Fields):
     scope: str | None
     seconds: float
     relabelled: int | None = None  # documents labelled again from their stored vectors (with a taxonomy file only)
+    skipped_by_format: dict[str, int] = field(default_factory=dict)  # extension -> files of a type not read
 
 
 COUNT_KEYS = ("ingested", "skipped", "moved", "deleted", "failed", "unreadable")
@@ -279,7 +281,9 @@ def _plan(eng: Engine, scope: Path | None, progress=None) -> tuple[SyncPlan, dic
     if eng.store.exists():  # a sync of an empty install creates nothing before it writes
         with eng.store.session():  # one open for both reads
             rows, failed = eng.tables.sources(scope=str(scope) if scope else None, kind="file"), eng.tables.failures()
-    return plan_sync(rows, found, cfg.roots, scope, ocr), failed, failure_context(cfg, ocr)
+    plan = plan_sync(rows, found, cfg.roots, scope, ocr)
+    plan.skipped_by_format = dict(sorted(found.other_formats.items(), key=lambda kv: (-kv[1], kv[0])))
+    return plan, failed, failure_context(cfg, ocr)
 
 
 def _apply(eng: Engine, plan: SyncPlan, progress, total: int) -> int:
@@ -348,4 +352,5 @@ def sync(
         scope=str(scope) if scope else None,
         seconds=round(time.monotonic() - t0, 3),
         relabelled=relabelled,
+        skipped_by_format=plan.skipped_by_format,
     )

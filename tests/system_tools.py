@@ -24,6 +24,9 @@ TOOLS = {
     "tesseract": "tesseract-ocr tesseract-ocr-rus tesseract-ocr-eng",
     "pdftotext": "poppler-utils",
     "pandoc": "pandoc",
+    # legacy binary Word (.doc) and PowerPoint (.ppt): minirag.office runs them when present
+    "antiword": "antiword",
+    "catppt": "catdoc",
     # tests/test_docs.py opens the rendered docs in it (selenium + chromedriver)
     "chromium": "chromium chromium-driver",
 }

@@ -1,0 +1,199 @@
+"""Office documents through the installed CLI: real OpenDocument, legacy Excel/Word files, RTF in cp1251, saved mail,
+WebVTT captions, and hostile ones (password ODF, zip bomb, truncated, empty, files in another format's clothes, a mail
+of 100 nested mails and a bomb attached). One `sync` indexes them all; each file is read or failed with a reason."""
+import json, os, shutil, subprocess, sys, zipfile
+from email.message import EmailMessage
+from pathlib import Path
+import pytest
+
+CLI = str(Path(sys.executable).parent / "minirag-mcp")
+DATA = Path(__file__).parent / "data" / "office"
+ENV_VARS = ["BASE_DIR", "BASE_DIRS", "DB_PATH", "CACHE_DIR", "MODEL_NAME", "MAX_FILE_SIZE"]
+ODF_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+          'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" '
+          'xmlns:dc="http://purl.org/dc/elements/1.1/"')
+RTF_1251 = (r"{\rtf1\ansi\ansicpg1251{\fonttbl{\f0 Times New Roman;}}\f0 "
+            r"\'cf\'f0\'e8\'ea\'e0\'e7 \'ee \'ee\'f2\'EF\'F3\'F1\'EA\'E5\par Second paragraph about leave.\par}")
+VTT = """WEBVTT
+
+00:00:01.000 --> 00:00:04.000
+<v Anna>Good morning, the budget review starts now.</v>
+
+00:00:04.000 --> 00:00:06.000
+<v Anna>Good morning, the budget review starts now.</v>
+
+00:02:10.000 --> 00:02:14.000
+<v Boris>The warehouse lease ends in March.</v>
+
+00:04:30.000 --> 00:04:33.000
+<v Anna>Then we vote on the lease.</v>
+"""
+
+
+def odt(p: Path, body: str, meta: str = "", manifest: str = "") -> Path:
+    with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        z.writestr("META-INF/manifest.xml", f"<manifest:manifest {ODF_NS}>{manifest}</manifest:manifest>")
+        z.writestr("meta.xml", f"<office:document-meta {ODF_NS}><office:meta>{meta}</office:meta></office:document-meta>")
+        z.writestr("content.xml", f"<office:document-content {ODF_NS}><office:body><office:text>{body}"
+                                  "</office:text></office:body></office:document-content>")
+    return p
+
+
+def mail(subject: str, body: str, attachments=()) -> EmailMessage:
+    m = EmailMessage()
+    m["Subject"], m["From"], m["To"] = subject, "Анна Петрова <anna@example.org>", "office@example.org"
+    m["Date"] = "Tue, 01 Dec 2026 10:00:00 +0300"
+    m.set_content(body)
+    for name, data in attachments:
+        if isinstance(data, EmailMessage):
+            m.add_attachment(data)
+        else:
+            m.add_attachment(data, maintype="application", subtype="octet-stream", filename=name)
+    return m
+
+
+def cli(*args, env, cwd):
+    return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def office(tmp_path_factory, model_dir):
+    "A root of real and hostile office files, synced once through the CLI: (root, env, sync result, stderr)."
+    root = Path(os.path.realpath(tmp_path_factory.mktemp("office"))) / "docs"
+    root.mkdir()
+    for f in DATA.iterdir():
+        if f.suffix != ".md":
+            shutil.copy(f, root / f.name)
+    odt(root / "plan.odt", '<text:h text:outline-level="1">Harbour plan</text:h><text:p>Dredging starts in May.</text:p>',
+        meta="<dc:title>Harbour dredging plan</dc:title>")
+    odt(root / "secret.odt", "<text:p>x</text:p>",
+        manifest="<manifest:file-entry><manifest:encryption-data/></manifest:file-entry>")
+    with zipfile.ZipFile(root / "bomb.odt", "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("mimetype", "application/vnd.oasis.opendocument.text")
+        z.writestr("content.xml", b"<a>" + b" " * 100_000_000 + b"</a>")
+    with zipfile.ZipFile(root / "bomb.ods", "w", zipfile.ZIP_DEFLATED) as z:  # calamine would inflate it whole
+        z.writestr("mimetype", "application/vnd.oasis.opendocument.spreadsheet")
+        z.writestr("content.xml", b"<a>" + b" " * 100_000_000 + b"</a>")
+    (root / "cut.ods").write_bytes((DATA / "pythagoras.ods").read_bytes()[:1500])
+    (root / "empty.odp").write_bytes(b"")
+    (root / "order.rtf").write_text(RTF_1251, encoding="ascii")
+    (root / "memo.doc").write_text(RTF_1251, encoding="ascii")  # Word saved it as RTF under .doc
+    (root / "export.xls").write_text("<html><body><table><tr><th>Ship</th><th>Berth</th></tr>"
+                                     "<tr><td>Kestrel</td><td>4</td></tr></table></body></html>")
+    (root / "report.xls").write_text("ship;tonnage\nOsprey;1200\n")
+    (root / "fake.ppt").write_bytes(b"\x00\x01garbage" * 50)
+    (root / "call.vtt").write_text(VTT)
+    (root / "invoice.eml").write_bytes(bytes(mail("Счёт за аренду склада", "The lease invoice is attached.\n",
+                                                   [("lease.ods", (DATA / "pythagoras.ods").read_bytes()),
+                                                    ("logo.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 100)])))
+    nest = mail("Innermost", "The innermost note mentions the albatross.\n")
+    for k in range(100):
+        nest = mail(f"Fwd {k}", f"Forward number {k}.\n", [("fwd.eml", nest)])
+    (root / "nested.eml").write_bytes(bytes(nest))
+    (root / "bombmail.eml").write_bytes(bytes(mail("Bomb", "A bomb is attached.\n",
+                                                    [("bomb.odt", (root / "bomb.odt").read_bytes())])))
+    for name in (".~lock.plan.odt#", "~$memo.doc", "notes.pages", "old.pages", "talk.key"):
+        (root / name).write_bytes(b"not a document we read")
+    env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
+    env.update(BASE_DIR=str(root), DB_PATH=str(root.parent / "idx"), MODEL_NAME=str(model_dir),
+               CACHE_DIR=str(model_dir.parent))
+    r = cli("sync", "--json", env=env, cwd=root)
+    assert r.returncode == 1 and r.stdout.startswith("{"), r.stderr  # 1: some files failed, and said why
+    return root, env, json.loads(r.stdout), r.stderr
+
+
+def read(office, name):
+    root, env, _, _ = office
+    r = cli("read", name, "--json", env=env, cwd=root)
+    assert r.returncode == 0, r.stdout + r.stderr
+    return json.loads(r.stdout)
+
+
+def test_hostile_office_files_fail_with_a_reason_naming_file_and_cause(office):
+    root, _, res, err = office
+    assert "Traceback" not in err and 'File "' not in err
+    why = {Path(w.split(": ", 1)[0]).name: w for w in res["warnings"] if w.startswith(str(root))}
+    assert "password-protected" in why["secret.odt"]
+    assert "zip bomb" in why["bomb.odt"] and "zip bomb" in why["bomb.ods"]
+    assert "corrupt or truncated" in why["cut.ods"]
+    assert "empty (0 bytes)" in why["empty.odp"]
+    assert "not a .ppt file" in why["fake.ppt"]
+    assert res["failed"] == 6, res
+
+
+def test_real_opendocument_and_legacy_excel_keep_their_structure(office):
+    assert read(office, "simpletable.odt")["text"] == "| Cell 1 | Cell 2 |\n| --- | --- |\n| Cell 3 (bold) | Cell 4 (italic) |"
+    slides = read(office, "ol.odp")["text"]
+    assert slides.startswith("<!-- Slide number: 1 -->") and "# OL" in slides
+    sheet = read(office, "formula_test_sjmachin.xls")["text"]
+    assert sheet.startswith("## Sheet1") and "МОСКВА Москва" in sheet and "nan" not in sheet.lower().split()
+    assert read(office, "pythagoras.ods")["text"].startswith("## Sheet1\n\n| 3 |")
+
+
+def test_titles_come_from_odf_metadata_and_mail_subject(office):
+    plan = read(office, "plan.odt")
+    assert plan["title"] == "Harbour dredging plan" and plan["text"].startswith("# Harbour plan")
+    assert read(office, "invoice.eml")["title"] == "Счёт за аренду склада"
+
+
+def test_cp1251_rtf_is_cyrillic_and_a_doc_that_is_rtf_reads_as_rtf(office):
+    for name in ("order.rtf", "memo.doc"):
+        assert read(office, name)["text"].startswith("Приказ о отпуске\n\nSecond paragraph"), name
+
+
+def test_an_xls_that_is_html_or_csv_reads_as_a_table(office):
+    assert "| Kestrel | 4 |" in read(office, "export.xls")["text"]
+    assert "| Osprey | 1200 |" in read(office, "report.xls")["text"]
+
+
+def test_mail_has_header_block_body_and_attachments_as_sections(office):
+    text = read(office, "invoice.eml")["text"]
+    assert "**From:** Анна Петрова <anna@example.org>" in text and "**Date:** Tue, 01 Dec 2026" in text
+    assert "The lease invoice is attached." in text
+    assert "## lease.ods\n\n### Sheet1" in text and "logo.png" not in text
+
+
+def test_a_mail_of_100_nested_mails_and_one_with_a_bomb_attached_are_bounded(office):
+    root, _, res, _ = office
+    nested = read(office, "nested.eml")["text"]
+    assert "Forward number 99." in nested and "albatross" not in nested  # depth bounded, the rest named in a warning
+    assert any(w.startswith(str(root / "nested.eml")) and "nested deeper" in w for w in res["warnings"]), res["warnings"]
+    bomb = read(office, "bombmail.eml")["text"]
+    assert "A bomb is attached." in bomb
+    assert any("bombmail.eml" in w and "zip bomb" in w for w in res["warnings"]), res["warnings"]
+
+
+def test_captions_become_a_transcript_in_time_windows(office):
+    doc = read(office, "call.vtt")
+    assert doc["text"].count("Good morning") == 1 and "00:02:10 Boris: The warehouse lease ends in March." in doc["text"]
+    assert doc["chunkCount"] == 3  # cues at 0:01, 2:10 and 4:30 fall in three two-minute windows
+    root, env, _, _ = office
+    r = cli("query", "warehouse lease", "--json", env=env, cwd=root)
+    hits = [h for h in json.loads(r.stdout)["results"] if h["source"].endswith("call.vtt")]
+    assert hits[0]["text"] == "00:02:10 Boris: The warehouse lease ends in March.", hits
+
+
+@pytest.mark.requires_tool("antiword")
+def test_legacy_word_reads_through_antiword(office):
+    assert read(office, "test-ole-file.doc")["text"] == "Test OLE file, saved as Word 97-2003 Document."
+
+
+def test_lock_files_are_passed_over_and_other_types_counted_per_extension(office):
+    root, env, res, err = office
+    assert ".~lock" not in err + json.dumps(res) and "~$memo" not in err + json.dumps(res)
+    assert res["skippedByFormat"] == {".pages": 2, ".key": 1}
+    sub = root / "sub"
+    sub.mkdir(exist_ok=True)
+    (sub / "a.pages").write_bytes(b"x")
+    (sub / "b.md").write_text("# Sub note\n\nThe sub note about pelicans.\n")
+    r = cli("ingest", "sub", env=env, cwd=root)
+    assert r.returncode == 0 and "not read (type): .pages 1" in r.stdout, r.stdout + r.stderr
+
+
+def test_read_on_a_type_not_read_says_so(office):
+    root, env, _, _ = office
+    r = cli("read", "notes.pages", env=env, cwd=root)
+    assert r.returncode != 0 and "a .pages file, a type minirag does not read" in r.stderr, r.stderr
+    assert "ingest it or run sync" not in r.stderr
