@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Committed notebook outputs against a fresh run: what a reader sees must be what the code gives today.
 
-Usage: python tools/outputs.py            # re-run the README's source, the tutorials and explanations, re-render README
-       python tools/outputs.py --check    # only compare: exit 1 and name the cells whose results moved
+Usage: python tools/outputs.py                  # re-run the home page, tutorials and explanations; re-render README
+       python tools/outputs.py --check [NB…]    # run them afresh and compare: exit 1 naming the cells that moved
+tests/test_docs.py makes the same comparison for every page in CI.
 
 The comparison reads each code cell's results — the text of its outputs (a table's HTML rather than its
 console rendering, which depends on the terminal width), streams to stdout, errors — with what may change
@@ -72,10 +73,38 @@ def differences(committed: dict, fresh: dict) -> list[str]:
             out.append(f"{where}: committed …{x[max(0, i - 60):i + 80]!r}… fresh …{y[max(0, i - 60):i + 80]!r}…")
     return out
 
+def fresh_run(page: Path, work: Path) -> dict:
+    "`page` executed in a fresh Jupyter kernel in `work` (a folder outside the repository), as a reader runs it."
+    import shutil, nbformat
+    from nbclient import NotebookClient
+    if page.parent == NBS:
+        work.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(page, work)
+    else:
+        shutil.copytree(page.parent, work, dirs_exist_ok=True)
+    if (ROOT / "bench" / "results" / "scale.json").exists():
+        shutil.copy2(ROOT / "bench" / "results" / "scale.json", work)
+    nb = nbformat.read(work / page.name, as_version=4)
+    NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
+    return json.loads(nbformat.writes(nb))
+
+def check(pages) -> int:
+    "Run each page afresh and report the cells whose results differ from the committed ones."
+    import tempfile
+    bad = 0
+    for page in pages:
+        with tempfile.TemporaryDirectory(prefix="minirag-outputs-") as tmp:
+            moved = differences(json.loads(page.read_text("utf-8")), fresh_run(page, Path(tmp) / page.parent.name))
+        for m in moved:
+            print(f"{page.relative_to(ROOT)}: {m}")
+        bad += bool(moved)
+        print(f"{'MOVED' if moved else 'same '} {page.relative_to(ROOT)}")
+    return 1 if bad else 0
+
 def main(argv) -> int:
     if "--check" in argv:
-        print("compare with: pytest tests/test_docs.py -k outside_the_repo (it runs each page in a fresh kernel)")
-        return 0
+        named = [Path(a).resolve() for a in argv if a != "--check"]
+        return check(named or PAGES)
     r = subprocess.run([sys.executable, str(ROOT / "tools" / "run_nbs.py"), *map(str, PAGES)])
     if r.returncode:
         return r.returncode
