@@ -217,6 +217,20 @@ def test_site_reads_well_in_a_browser(tmp_path, browser):
     browser.save_screenshot(str(tmp_path/"tutorial.png"))   # look at it: pytest --basetemp=DIR keeps it
     assert (tmp_path/"tutorial.png").stat().st_size > 10_000
 
+def test_site_reads_on_a_phone(tmp_path, browser):
+    "At 400 px the page text takes the screen's width (the sidebar goes above it) and nothing widens the page."
+    need("pandoc", "pandoc")
+    pages = docs.stage(tmp_path/"proc", only=[NBS/"index.ipynb", NBS/READER_PAGE])
+    browser.set_window_size(400, 900)
+    for page in docs.render_site(tmp_path/"proc", tmp_path/"site", pages):
+        browser.get(page.as_uri())
+        width = browser.execute_script("return document.documentElement.clientWidth")
+        content = browser.execute_script("return document.querySelector('#content').getBoundingClientRect().width")
+        assert content >= 0.9 * width, f"{page.name}: the content is {content:.0f} px of {width} px"
+        wide = browser.execute_script("return document.documentElement.scrollWidth")
+        assert wide <= width + 1, f"{page.name}: the page scrolls sideways ({wide} px wide on a {width} px screen)"
+    browser.save_screenshot(str(tmp_path/"phone.png"))
+
 def _no_raw_markup(browser):
     text = browser.find_element("tag name", "body").text
     for raw in ("output-file:", "description:", "{target=", "show_doc(", ":::", "```"):

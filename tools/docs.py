@@ -284,6 +284,14 @@ hr { border: 0; border-top: 1px solid #dee2e6; margin: 1.5rem 0; }
 div[class^="callout"] { border-left: 4px solid #2780e3; background: #f3f8fe; padding: 0.4rem 0.9rem; margin: 1rem 0; }
 .mr-snapshot { border: 1px dashed #adb5bd; padding: 0.3rem 0.8rem; border-radius: 4px; }
 .mr-controls { color: #495057; font-size: 0.9em; }
+/* a phone: the sidebar above the page, the page the width of the screen; wide tables scroll inside their cell */
+@media (max-width: 48rem) {
+  #layout { flex-direction: column; }
+  #sidebar { position: static; flex: none; max-height: 30vh; width: 100%; box-sizing: border-box; border-bottom: 1px solid #dee2e6; }
+  #content { max-width: none; width: 100%; box-sizing: border-box; padding: 0.8rem 0.8rem 2rem; }
+  #navbar { flex-wrap: wrap; gap: 0.8rem; }
+  #content table { display: block; overflow-x: auto; }
+}
 """
 
 def pandoc_exe() -> str:
