@@ -162,6 +162,7 @@ def test_site_config_and_sidebar_cover_every_notebook():
         else: covered |= set(NBS.glob(v))
     missing = [str(p.relative_to(NBS)) for p in NOTEBOOKS if p not in covered]
     assert not missing, f"notebooks not reachable from nbs/sidebar.yml: {missing}"
+    assert ".invalid" not in (ROOT/"_quarto.yml").read_text(), "no placeholder host in the site's links"
 
 # ---------------------------------------------------------------------------------------------------------------
 # The offline site as a reader sees it: a real headless chromium (Debian's chromium + chromium-driver).
@@ -230,6 +231,35 @@ def test_site_reads_on_a_phone(tmp_path, browser):
         wide = browser.execute_script("return document.documentElement.scrollWidth")
         assert wide <= width + 1, f"{page.name}: the page scrolls sideways ({wide} px wide on a {width} px screen)"
     browser.save_screenshot(str(tmp_path/"phone.png"))
+
+def test_site_links_and_anchors_all_resolve(tmp_path):
+    "The whole offline site: every link to a page finds it, every anchor an element, no link to a placeholder host."
+    from html.parser import HTMLParser
+    need("pandoc", "pandoc")
+    files = docs.render_site(tmp_path/"proc", tmp_path/"site", docs.stage(tmp_path/"proc"))
+
+    class Links(HTMLParser):
+        def __init__(self):
+            super().__init__(); self.ids, self.hrefs = set(), []
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if a.get("id"): self.ids.add(a["id"])
+            if tag == "a" and a.get("href"): self.hrefs.append(a["href"])
+    pages = {}
+    for f in files:
+        p = Links(); p.feed(f.read_text(encoding="utf-8")); pages[f.resolve()] = p
+    broken = []
+    for f, p in pages.items():
+        for h in p.hrefs:
+            if ".invalid" in h: broken.append(f"{f.name}: {h} (a placeholder host)")
+            if re.match(r"^[a-z]+:", h) or h.startswith("//"): continue
+            path, _, frag = h.partition("#")
+            target = (f.parent/path).resolve() if path else f
+            if not target.exists(): broken.append(f"{f.name}: {h} (no such page)")
+            elif frag and target in pages and frag not in pages[target].ids: broken.append(f"{f.name}: {h} (no such anchor)")
+    assert not broken, f"{len(broken)} broken links:\n" + "\n".join(broken[:40])
+    if docs.repository_url() is None:
+        assert not any("blob/main" in h for p in pages.values() for h in p.hrefs), "no source links without a repository"
 
 def _no_raw_markup(browser):
     text = browser.find_element("tag name", "body").text

@@ -335,7 +335,42 @@ def render_site(proc: Path, dest: Path, pages: list | None = None) -> list:
     (dest/"site.css").write_text(SITE_CSS.lstrip(), encoding="utf-8")
     shutil.copy2(NBS/"styles.css", dest/"styles.css")
     pages = sorted(Path(proc).rglob("*.ipynb")) if pages is None else pages
-    return [render_page(p, str(Path(p).relative_to(proc)), dest, site) for p in pages]
+    files = [render_page(p, str(Path(p).relative_to(proc)), dest, site) for p in pages]
+    finish_links(files, repository_url())
+    return files
+
+# ---------------------------------------------------------------------------------------------------------------
+# Links once every page exists: source links from the one repository URL, anchors that point at what is there
+
+def repository_url() -> str | None:
+    "The repository the source links point into: pyproject's [project.urls] Repository, None when unset or a placeholder."
+    import tomllib
+    url = tomllib.loads((ROOT/"pyproject.toml").read_text(encoding="utf-8")).get("project", {}).get("urls", {}).get("Repository")
+    host = re.sub(r"^[a-z]+://", "", url or "").split("/")[0]
+    return None if not host or host.endswith((".invalid", ".example", ".test")) or host == "example.com" else url.rstrip("/")
+
+_SOURCE_LINK = re.compile(r'<p><a\s+href="(?P<url>[^"]*/blob/[^"]*)"\s+target="_blank"\s+style="float:right; font-size:smaller">source</a></p>\s*')
+_HREF = re.compile(r'href="(?P<path>[^":#]*\.html)?#(?P<frag>[^"]+)"')
+_ID = re.compile(r'\bid="([^"]+)"')
+
+def finish_links(files: list, repo: str | None):
+    "Drop source links when no repository is configured; point an anchor that does not exist at its nearest parent"
+    "(`api.html#index.open` → `#index`, the class), or at the page."
+    ids = {f.resolve(): set(_ID.findall(f.read_text(encoding="utf-8"))) for f in files}
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        if repo is None:
+            text = _SOURCE_LINK.sub("", text)
+
+        def anchor(m):
+            target = (f.parent/m["path"]).resolve() if m["path"] else f.resolve()
+            if target not in ids or m["frag"] in ids[target]:
+                return m.group(0)
+            parts = m["frag"].split(".")
+            while parts and ".".join(parts) not in ids[target]:
+                parts.pop()
+            return f'href="{m["path"] or ""}#{".".join(parts)}"' if parts else f'href="{m["path"] or f.name}"'
+        f.write_text(_HREF.sub(anchor, text), encoding="utf-8")
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
