@@ -261,6 +261,28 @@ def test_site_links_and_anchors_all_resolve(tmp_path):
     if docs.repository_url() is None:
         assert not any("blob/main" in h for p in pages.values() for h in p.hrefs), "no source links without a repository"
 
+def test_site_search_finds_pages_offline(tmp_path, browser):
+    "The search box, from file:// with no network: typing finds the sections that hold every word, a click opens one."
+    from selenium.webdriver.common.by import By
+    need("pandoc", "pandoc")
+    pages = docs.stage(tmp_path/"proc", only=[NBS/"index.ipynb", NBS/READER_PAGE, NBS/"tutorials"/"chunking.ipynb"])
+    home = docs.render_site(tmp_path/"proc", tmp_path/"site", pages)[0]
+    browser.get(home.as_uri())
+    box = browser.find_element(By.ID, "search")
+    box.send_keys("DataFrame columns")
+    results = browser.find_elements(By.CSS_SELECTOR, "#search-results li a")
+    assert results and browser.find_element(By.ID, "search-results").is_displayed()
+    titles = [a.text for a in results]
+    assert any(t.startswith("Analysing results with pandas") for t in titles), titles
+    box.clear(); box.send_keys("zzqx-no-such-word")
+    assert browser.find_element(By.ID, "search-results").text == "no match"
+    box.clear(); box.send_keys("token budget")
+    browser.save_screenshot(str(tmp_path/"search.png"))   # look at it: pytest --basetemp=DIR keeps it
+    first = browser.find_elements(By.CSS_SELECTOR, "#search-results li a")[0]
+    href = first.get_attribute("href")
+    first.click()
+    assert browser.current_url == href and "budget" in browser.find_element(By.ID, "content").text.lower()
+
 def _no_raw_markup(browser):
     text = browser.find_element("tag name", "body").text
     for raw in ("output-file:", "description:", "{target=", "show_doc(", ":::", "```"):
