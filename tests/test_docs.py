@@ -291,6 +291,29 @@ def _no_raw_markup(browser):
     code = browser.execute_script("return [...document.querySelectorAll('pre')].map(p => p.innerText).join('\\n')")
     assert not re.search(r"(?m)^\s*#\|", code), f"a cell directive shows in code on {browser.current_url}"
 
+@pytest.mark.parametrize("nb", [NBS/"tutorials"/"quick_start.ipynb", NBS/"index.ipynb"], ids=["quick_start", "index"])
+def test_code_a_reader_copies_has_its_imports(nb):
+    "No name a shown cell uses comes from an import in a cell the page hides: copied cell by cell, the code runs."
+    import ast, importlib, nbformat
+    def hidden(c):
+        o = docs.directives(c.source)[0]
+        return o.get("include") is False or o.get("echo") is False or "#| hide" in c.source
+    cells = [c for c in nbformat.read(nb, as_version=4).cells if c.cell_type == "code"]
+    def tree(c): return ast.parse("\n".join(l for l in c.source.splitlines() if not l.startswith(("#|", "%", "!"))))
+    def imports(cs):
+        out = set()
+        for c in cs:
+            for n in ast.walk(tree(c)):
+                if isinstance(n, ast.Import): out |= {a.asname or a.name.split(".")[0] for a in n.names}
+                elif isinstance(n, ast.ImportFrom):
+                    for a in n.names:
+                        out |= set(dir(importlib.import_module(n.module))) if a.name == "*" else {a.asname or a.name}
+        return out
+    shown = [c for c in cells if not hidden(c)]
+    only_hidden = imports(filter(hidden, cells)) - imports(shown) - set(dir(__builtins__))
+    used = {n.id for c in shown for n in ast.walk(tree(c)) if isinstance(n, ast.Name)}
+    assert not used & only_hidden, f"shown code uses names only a hidden cell imports: {sorted(used & only_hidden)}"
+
 def test_pages_name_nothing_a_reader_cannot_follow():
     "No requirement ids, issue numbers or files that are not in the repository, in any page's prose or output."
     bad = re.compile(r"\bR-[A-Z]{1,3}\d+\b|\b[Ii]ssues? #?\d+\b|\b[A-Z]{4,}\d*\.md\b")  # DUCKDB.md, SPEC.md …
