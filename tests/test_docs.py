@@ -74,7 +74,7 @@ def test_notebook_processes_and_renders(nb, tmp_path):
         assert not re.search(r"(?m)^\s*#\|", _visible_text(code)), f"{nb.name}: a cell directive shows in code"
     assert not re.search(r'(src|href)="(https?:)?//[^"]*\.(css|js)"', html), "pages must not need a CDN"
     here = os.path.dirname(out.relative_to(tmp_path/"site"))
-    known = set(site.outputs.values()) | {"site.css", "styles.css"}
+    known = set(site.outputs.values()) | {"site.css", "styles.css", "search.js", "search-index.js"}  # render_site writes them
     dangling = []
     for href in re.findall(r'(?:href|src)="([^"#]+)[^"]*"', html):
         if href.startswith(site.doc_url + "/"): assert href[len(site.doc_url) + 1:] not in known, f"{href} should link the local page"
