@@ -5,7 +5,7 @@
 PY ?= python3
 PIP = $(PY) -m pip install -q
 
-.PHONY: install install-test demo test nbtest pytest bench
+.PHONY: install install-test demo test nbtest pytest bench outputs
 
 install:  ## the package alone: MCP server, CLI and ingest (no notebook layer, no OCR)
 	$(PIP) -e .
@@ -28,3 +28,6 @@ test: nbtest pytest
 
 bench: install-test  ## retrieval quality; EVAL=dir overrides the eval sets folder (default ../shared/eval beside the repo)
 	$(PY) bench/bench_eval.py $(EVAL)
+
+outputs: install-test  ## re-run the home page, tutorials and explanations, re-render the README (the docs test compares them)
+	$(PY) tools/outputs.py

@@ -82,6 +82,12 @@ def _scope_warnings(tables, bases: list[str] | None, roots) -> list[str]:
             )
     return out
 
+
+def _never_indexed(roots) -> str:
+    "The warning of a query on an index that holds nothing yet: what to run."
+    where = ", ".join(map(str, roots)) or "the roots"
+    return f"nothing is indexed yet under {where}; run sync first (`minirag-mcp sync`, or the sync tool)"
+
 # %% ../nbs/10_api.ipynb #4314bab8
 def _not_indexed(src: str, what: str = "") -> MiniragError:
     "Why `src` has nothing in the index: a missing path, a folder, or a file never ingested."
@@ -470,12 +476,16 @@ class Index:
         bases, emb, tables = scope_bases(scope), self.engine.embedder, self.tables
         if w < 1:  # the query is embedded in a worker thread: no first-time imports there
             preload(query_only=True, model_name=cfg.model_name)
+        if not self.store.exists():  # never synced: say what to run, and create nothing
+            return QueryResult(query, warnings=[_never_indexed(cfg.roots)])
         with self.store.session() as con:  # one connection for the check, the candidates and the read-back
             meta = tables.meta(con)
             if w < 1 and meta.get("model_id"):  # vectors of different models are never compared
                 check_model(con, emb.model_id, emb.dim)
             if "model_id" not in meta and not tables.has_chunks(con):  # binding a model creates the table
-                return QueryResult(query, warnings=_scope_warnings(tables, bases, cfg.roots))
+                return QueryResult(
+                    query, warnings=[_never_indexed(cfg.roots), *_scope_warnings(tables, bases, cfg.roots)]
+                )
             sel = (
                 tables.select_sources(bases, flt.date_from, flt.date_to, flt.labels, flt.uncertain_below, con=con)
                 if flt
@@ -674,11 +684,11 @@ class Index:
         self.cfg.check()
         return ingest_url(self.engine, url, source)
 
-    def sync(self, path=None, progress=None, must_be_absolute: bool = False) -> _syncmod.SyncReport:
+    def sync(self, path=None, progress=None, must_be_absolute: bool = False, stop=None) -> _syncmod.SyncReport:
         "Reconcile the index with the roots, or with one path inside them."
         _sync_path(path, must_be_absolute)
         preload(model_name=self.cfg.model_name)  # before the embedding thread starts: imports stay on this thread
-        return _syncmod.sync(self.engine, path, progress, must_be_absolute)
+        return _syncmod.sync(self.engine, path, progress, must_be_absolute, stop=stop)
 
     def sync_start(self, path=None, must_be_absolute: bool = False) -> _jobs.SyncStarted:
         "Start a sync in the background; returns its job id and state at once."
@@ -709,7 +719,7 @@ class Index:
         return done
 
 # %% ../nbs/10_api.ipynb #9404c8a9
-def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None) -> IngestReport:
+def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None, stop=None) -> IngestReport:
     "Ingest files and folders (recursively, never deleting); returns counts, per-file warnings and the ingested files."
     cfg = ix.cfg.check()
     preload(model_name=cfg.model_name)  # before ingest_items starts its embedding thread: imports on this thread
@@ -726,7 +736,7 @@ def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None
             todo.append(FileItem(real, root))
         else:
             warnings.append(f"{real}: no such file or folder")
-    run = ingest_items(ix.engine, todo, progress)
+    run = ingest_items(ix.engine, todo, progress, stop)
     warnings += run.warnings
     report = IngestReport(len(run.ingested), len(warnings), warnings + run.notes, [i.source for i in run.ingested])
     report.skipped_by_format = dict(sorted(other.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -6,7 +6,7 @@ Docs: https://example.invalid/minirag/cli.html.md"""
 
 # %% ../nbs/14_cli.ipynb #f49ea31f
 from __future__ import annotations
-import argparse, json, math, os, sys, tempfile, textwrap
+import argparse, difflib, json, math, os, re, signal, sys, tempfile, textwrap, threading, time
 from pathlib import Path
 from minirag.config import (
     MiniragError,
@@ -18,9 +18,9 @@ from minirag.config import (
 from . import tuning
 
 # %% auto #0
-__all__ = ['ENVIRONMENT', 'EXAMPLES', 'SCOPE_HELP', 'READ_ONLY_COMMANDS', 'WRITING_COMMANDS', 'label_arg', 'document_filters',
-           'whole', 'top_k', 'fraction', 'fractions', 'UsageError', 'CliParser', 'build_parser', 'Progress', 'dated',
-           'labelled', 'run', 'sample_docs_dir', 'main']
+__all__ = ['ENVIRONMENT', 'COMMAND_SETTINGS', 'EXAMPLES', 'SCOPE_HELP', 'READ_ONLY_COMMANDS', 'WRITING_COMMANDS', 'label_arg',
+           'document_filters', 'whole', 'top_k', 'fraction', 'fractions', 'UsageError', 'CliParser', 'build_parser',
+           'Progress', 'dated', 'labelled', 'missing_root', 'StopOnInterrupt', 'run', 'sample_docs_dir', 'main']
 
 # %% ../nbs/14_cli.ipynb #c1a0f002
 def label_arg(text: str) -> tuple[str, str]:
@@ -94,6 +94,25 @@ def fractions(s: str) -> tuple[float, ...]:
 
 ENVIRONMENT = environment_help()  # generated from the settings table, as the README's table is
 
+# the variables each command reads, so its --help names only those; `minirag-mcp help env` shows them all
+_PLACE = ("BASE_DIR", "BASE_DIRS", "DB_PATH", "MINIRAG_LOCK_WAIT", "MINIRAG_DUCKDB_MEMORY", "MINIRAG_DEBUG")
+_MODEL = ("CACHE_DIR", "MODEL_NAME")
+_WRITE = ("MAX_FILE_SIZE", "CHUNK_TOKEN_BUDGET", "RAG_OCR_LANG", "RAG_OCR_MIN_CHARS_PER_PAGE")
+_SEARCH = ("RAG_HYBRID_WEIGHT", "RAG_GROUPING", "RAG_FUSION", "RAG_MAX_DISTANCE", "RAG_MAX_FILES")
+COMMAND_SETTINGS = {
+    "ingest": _PLACE + _MODEL + _WRITE,
+    "ingest-url": _PLACE + _MODEL + ("MAX_FILE_SIZE", "CHUNK_TOKEN_BUDGET", "ALLOW_PRIVATE_URLS"),
+    "sync": _PLACE + _MODEL + _WRITE,
+    "query": _PLACE + _MODEL + _SEARCH + ("MINIRAG_HOLD_VECTORS",),
+    "read-neighbors": _PLACE,
+    "read": _PLACE,
+    "list": _PLACE + ("RAG_OCR_LANG",),
+    "status": _PLACE + _MODEL + _WRITE + _SEARCH,
+    "delete": _PLACE,
+    "eval": _MODEL + ("CHUNK_TOKEN_BUDGET", "RAG_FUSION", "MINIRAG_DUCKDB_MEMORY", "MINIRAG_DEBUG"),
+    "demo": _MODEL + _WRITE + _SEARCH + ("MINIRAG_DUCKDB_MEMORY", "MINIRAG_DEBUG"),
+}
+
 EXAMPLES = {
     None: """minirag-mcp demo                                   # index the bundled samples, run a query
   minirag-mcp sync --base-dir ~/notes                # index a folder (and keep it in step later)
@@ -133,11 +152,19 @@ EXAMPLES = {
   minirag-mcp classify try report.pdf --json""",
     "demo": """minirag-mcp demo
   minirag-mcp demo "how do I reset a password?" --db-path /tmp/minirag-demo   # keep the index""",
+    "help": """minirag-mcp help env                     # every environment variable, its default and meaning
+  minirag-mcp help sync                    # the same as minirag-mcp sync --help""",
 }
 
 
 def _epilog(cmd=None) -> str:
-    return f"examples:\n  {EXAMPLES[cmd]}\n\n{ENVIRONMENT}"
+    if cmd not in COMMAND_SETTINGS:  # the top level (it serves MCP, which reads them all) and `help`
+        env = "environment: every variable and its default: minirag-mcp help env"
+    else:
+        env = environment_help(
+            COMMAND_SETTINGS[cmd], "environment read by this command (a flag overrides its variable; all: help env):"
+        )
+    return f"examples:\n  {EXAMPLES[cmd]}\n\n{env}"
 
 
 class UsageError(Exception):
@@ -152,6 +179,11 @@ class CliParser(argparse.ArgumentParser):
     "argparse whose usage errors raise `UsageError` (exit 2 in `run`)."
 
     def error(self, message):
+        m = re.match(r"argument (COMMAND|TOPIC): invalid choice: '([^']*)'", message)
+        if m:  # a mistyped subcommand: name the closest one
+            names = [c for c in re.findall(r"'([^']*)'", message[m.end() :])]
+            close = difflib.get_close_matches(m.group(2), names, n=1, cutoff=0.5)
+            message += f"; did you mean '{close[0]}'?" if close else ""
         raise UsageError(message, self)
 
 
@@ -307,6 +339,21 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument(
         "query", nargs="?", type=str, default="What does ERR_CONNECTION_REFUSED mean?", help="the query to run"
     )
+    s = sub.add_parser(
+        "help",
+        help="`help env`: every environment variable; `help COMMAND`: that command's help",
+        description="every environment variable (help env), or one command's help",
+        epilog=_epilog("help"),
+        formatter_class=raw,
+    )
+    s.add_argument(
+        "topic",
+        nargs="?",
+        type=str,
+        metavar="TOPIC",
+        choices=["env", *(k for k in EXAMPLES if k not in (None, "help"))],
+        help="env or a command",
+    )
     return ap
 
 # %% ../nbs/14_cli.ipynb #c4ba15f1
@@ -317,6 +364,9 @@ class Progress:
 
     def __init__(self, stream, desc: str, unit: str = "file"):
         self.stream, self.desc, self.unit, self.bar, self.tqdm = stream, desc, unit, None, None
+        self.lock = threading.RLock()  # the reading thread and the writing thread both report
+        self.shown = 0.0  # when the line was last redrawn without a count change
+        self.ticker, self.done = None, threading.Event()
         if (
             stream is not None
         ):  # imported here, on the calling thread, before any worker starts: imports stay on one thread
@@ -326,21 +376,39 @@ class Progress:
             self.tqdm = tqdm
 
     def __call__(self, done: int, total: int, current: str = ""):
+        with self.lock:
+            self._show(done, total, current)
+
+    def _show(self, done: int, total: int, current: str):
         if not total or self.tqdm is None:
             return  # still scanning (nothing to count yet), or silenced
         if self.bar is None:
             self.bar = self.tqdm(
                 total=total, desc=self.desc, unit=self.unit, file=self.stream, mininterval=0.2, dynamic_ncols=True
             )
+            if self.ticker is None:
+                self.ticker = threading.Thread(target=self._tick, name="minirag-progress", daemon=True)
+                self.ticker.start()
         if done < self.bar.n:
             self.close()
             self.bar = None
-            return self(done, total, current)  # a new phase counts from 0
+            return self._show(done, total, current)  # a new phase counts from 0
         if total != self.bar.total:
             self.bar.total = total
         if current:
-            self.bar.set_postfix_str(current if len(current) <= 32 else "…" + current[-31:], refresh=False)
-        self.bar.update(max(0, done - self.bar.n))
+            self.bar.set_postfix_str(current if len(current) <= 40 else "…" + current[-39:], refresh=False)
+        if done > self.bar.n:
+            self.bar.update(done - self.bar.n)
+        elif current and time.monotonic() - self.shown > 0.2:  # no file committed yet: still show what it does
+            self.bar.refresh()
+            self.shown = time.monotonic()
+
+    def _tick(self):
+        "Redraw twice a second, so the clock moves while a batch embeds and no file is committed."
+        while not self.done.wait(0.5):
+            with self.lock:
+                if self.bar is not None:
+                    self.bar.refresh()
 
     def close(self, complete: bool = False):
         "End the bar; `complete` shows it full (the last file may have failed without a tick)."
@@ -356,7 +424,9 @@ class Progress:
         return self
 
     def __exit__(self, kind, *_):
-        self.close(complete=kind is None)
+        self.done.set()
+        with self.lock:
+            self.close(complete=kind is None)
 
 
 def _rank(r: int | None) -> str:
@@ -485,10 +555,25 @@ def _scopes(values) -> list[str] | None:
     return out
 
 # %% ../nbs/14_cli.ipynb #2dceaad6
+def missing_root(cfg) -> str | None:
+    "Why a document root cannot be used (it does not exist, or is not a folder), else None; nothing is created."
+    for r in cfg.roots:
+        if not r.is_dir():
+            what = "is not a folder" if r.exists() else "does not exist"
+            return (
+                f"the document root {r} {what} (a typo, or a drive not mounted?); create it or point BASE_DIR "
+                "(or --base-dir) at a folder of documents — nothing was read or written"
+            )
+    return None
+
+
 def _index(a, **kw):
     from minirag.api import Index
 
-    return Index.open(a.base_dir, a.db_path, a.cache_dir, a.model_name, **kw)
+    ix = Index.open(a.base_dir, a.db_path, a.cache_dir, a.model_name, **kw)
+    if not ix.cfg.error:
+        ix.cfg.error = missing_root(ix.cfg)  # `status` reports it; every other command refuses to start
+    return ix
 
 
 def _query_index(a):
@@ -498,6 +583,7 @@ def _query_index(a):
     from minirag.embed import Embedder
 
     cfg, emb = load_config(None, a.base_dir, a.db_path, a.cache_dir, a.model_name), None
+    cfg.error = cfg.error or missing_root(cfg)
     if not cfg.error and (cfg.hybrid_weight if a.weight is None else a.weight) < 1:
         emb = Embedder(cfg.model_name, cfg.cache_dir)
         emb.load_in_background()
@@ -513,6 +599,43 @@ def _progress(a, err, desc: str, unit: str = "file") -> Progress:
     return Progress(err if shown else None, desc, unit)
 
 
+class StopOnInterrupt:
+    "Ctrl-C during a write: the first asks the run to stop once the batch in flight is committed, a second exits at"
+
+    "once with 130. Called, it answers whether a stop was asked."
+
+    def __init__(self, err):
+        self.err, self.asked, self.old = err, False, None
+
+    def _say(self, text: str):
+        # straight to the descriptor: a signal handler may run in the middle of a buffered write to the same stream
+        if self.err is sys.__stderr__:
+            os.write(self.err.fileno(), text.encode())
+        else:
+            self.err.write(text)
+
+    def _on_signal(self, signum, frame):
+        if self.asked:
+            self._say("\ninterrupted again: exiting now; what was committed stays, the next sync goes on from it\n")
+            # no interpreter teardown: it would join worker threads still inside DuckDB or ONNX, and a thread
+            # torn down mid-call is what aborts with "terminate called without an active exception"
+            os._exit(130)
+        self.asked = True
+        self._say("\nstopping once the batch being written is committed (Ctrl-C again to quit at once)\n")
+
+    def __call__(self) -> bool:
+        return self.asked
+
+    def __enter__(self):
+        if threading.current_thread() is threading.main_thread():
+            self.old = signal.signal(signal.SIGINT, self._on_signal)
+        return self
+
+    def __exit__(self, *exc):
+        if self.old is not None:
+            signal.signal(signal.SIGINT, self.old)
+
+
 def _error(msg: str, kind: str, out, err, as_json: bool, code: int = 1) -> int:
     "One line on stderr; with `--json` also `{error, type}` on stdout, so a caller parsing stdout always gets JSON."
     print(f"error: {msg}", file=err)
@@ -522,6 +645,13 @@ def _error(msg: str, kind: str, out, err, as_json: bool, code: int = 1) -> int:
 
 
 def _command(a, out, err) -> int:
+    if a.cmd == "help":  # the one place with every environment variable
+        if a.topic == "env":
+            print(ENVIRONMENT, file=out)
+        else:
+            ap = build_parser()
+            (ap._subparsers._group_actions[0].choices[a.topic] if a.topic else ap).print_help(out)
+        return 0
     from minirag.wire import to_wire  # the MCP tools' converter: `--json` prints what the tool returns
 
     emit = (
@@ -545,7 +675,13 @@ def _command(a, out, err) -> int:
             emit(r)
             return 0
         return _print_classified(r, out, err)
+    if a.cmd == "eval":
+        from minirag.evaluate import eval_cli
+
+        with _progress(a, err, "embedding", "chunk") as a.progress:
+            return eval_cli(a, out, err, emit)
     ix = _query_index(a) if a.cmd == "query" else _index(a)
+    ix.cfg.check()  # a bad setting or a missing root: one error line, before anything is opened or created
     if a.cmd == "query":
         r = ix.query(
             a.query, a.top_k, _scopes(a.scope), a.weight, _labels(a.label), date_from=a.date_from, date_to=a.date_to
@@ -560,8 +696,13 @@ def _command(a, out, err) -> int:
     if a.cmd in ("ingest", "sync"):
         from minirag.api import ingest_paths
 
-        with _progress(a, err, a.cmd) as bar:
-            r = ix.sync(a.path, progress=bar) if a.cmd == "sync" else ingest_paths(ix, a.paths, progress=bar)
+        with _progress(a, err, a.cmd) as bar, StopOnInterrupt(err) as stop:
+            if a.cmd == "sync":
+                r = ix.sync(a.path, progress=bar, stop=stop)
+            else:
+                r = ingest_paths(ix, a.paths, progress=bar, stop=stop)
+            if stop.asked:
+                bar.close()  # as far as it got: a full bar would claim files that were not read
         if emit:
             emit(r)
             _print_warnings(r, err)  # stdout stays pure JSON; people still see warn: lines
@@ -569,12 +710,7 @@ def _command(a, out, err) -> int:
             if a.cmd == "ingest" and not a.quiet:
                 _print_ingested(ix, r, out)
             _print_counts(r, out, err)
-        return 1 if r.failed else 0
-    if a.cmd == "eval":
-        from minirag.evaluate import eval_cli
-
-        with _progress(a, err, "embedding", "chunk") as a.progress:
-            return eval_cli(a, out, err, emit)
+        return 130 if stop.asked else 1 if r.failed else 0
     if a.cmd == "ingest-url":
         r = ix.ingest_url(a.url, a.source)
     elif a.cmd == "read":
@@ -765,11 +901,15 @@ def main(argv=None):
     try:
         code = run(argv)
         sys.stdout.flush()  # inside the try: with `| head` the last buffered write is where the pipe breaks
+    except KeyboardInterrupt:  # Ctrl-C while starting (imports, parsing): no trace, the usual code
+        print("interrupted", file=sys.stderr)
+        code = 130
     except BrokenPipeError:
         # the reader has gone (`minirag-mcp list | head -1`): stop quietly, as the Python docs advise,
         # pointing stdout at devnull so the interpreter's final flush cannot raise again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    if console and argv[0] in READ_ONLY_COMMANDS:  # nothing left to write: skip the teardown (50 ms of a 0.6 s query)
+    if console and (argv[0] in READ_ONLY_COMMANDS or code == 130):
+        # nothing left to write: skip the teardown (50 ms of a 0.6 s query); after Ctrl-C, threads may still run
         sys.stderr.flush()
         os._exit(code)
     sys.exit(code)

@@ -435,10 +435,15 @@ def user_settings() -> list[Setting]:
     return [s for s in SETTINGS.values() if s.kind != "test"]
 
 
-def environment_help() -> str:
+def environment_help(
+    names=None,  # only these variables, in table order (default: every user setting)
+    header: str = "environment (a flag overrides its variable):",
+) -> str:
     "The CLI help's section on environment variables."
-    lines = ["environment (a flag overrides its variable):"]
+    lines = [header]
     for s in user_settings():
+        if names is not None and s.name not in names:
+            continue
         text, d = s.help.replace("`", ""), _shown(s)
         tail = f" (default: {d.replace('`', '')})" if d else ""
         if 30 + len(text + tail) <= 120:

@@ -6,7 +6,7 @@ Docs: https://example.invalid/minirag/ingest.html.md"""
 
 # %% ../nbs/07_ingest.ipynb #52812797
 from __future__ import annotations
-import hashlib, io, re
+import hashlib, io, re, threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,10 +32,11 @@ from . import ocr as _ocr
 
 # %% auto #0
 __all__ = ['MAX_TITLE_CHARS', 'HEADER_CHUNKS', 'FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS',
-           'EMBED_BATCH_FILES', 'LOOKUP_REBUILD_FILES', 'Engine', 'prepare_chunks', 'FileItem', 'TextItem', 'Prepared',
-           'Ingested', 'IngestReport', 'file_hash', 'prepare', 'date_record', 'backfill_dates', 'taxonomy_or_none',
-           'label_records', 'relabel', 'check_source_id', 'content_to_markdown', 'FatalError', 'short_error',
-           'failure_context', 'model_ready', 'Pipeline', 'ingest_file', 'ingest_data', 'ingest_url', 'ingest_items']
+           'EMBED_BATCH_FILES', 'LOOKUP_REBUILD_FILES', 'EMBED_SLICE', 'Engine', 'prepare_chunks', 'FileItem',
+           'TextItem', 'Prepared', 'Ingested', 'IngestReport', 'file_hash', 'prepare', 'date_record', 'backfill_dates',
+           'taxonomy_or_none', 'label_records', 'relabel', 'check_source_id', 'content_to_markdown', 'FatalError',
+           'short_error', 'failure_context', 'model_ready', 'Pipeline', 'ingest_file', 'ingest_data', 'ingest_url',
+           'ingest_items']
 
 # %% ../nbs/07_ingest.ipynb #61c92c95
 class Engine:
@@ -372,8 +373,13 @@ def _ingested(p: Prepared, n: int) -> Ingested:
 class Pipeline:
     "One ingest run: prepare items here, embed batches in one thread, write them in another."
 
-    def __init__(self, eng: Engine, progress=None, done: int = 0, total: int | None = None, context=None, embed=None):
+    def __init__(
+        self, eng: Engine, progress=None, done: int = 0, total: int | None = None, context=None, embed=None, stop=None
+    ):
         self.eng, self.progress, self.done, self.total = eng, progress, done, total
+        # progress counts files settled: committed to the index, or failed; `stop()` true ends the run after the batch
+        # in flight is committed (the next sync reads the rest)
+        self.settled, self.stop, self.stopped, self._count = done, stop or (lambda: False), False, threading.Lock()
         self.context = context  # failure_context of this run (default: computed once items come)
         self.embed = embed or eng.embedder.embed  # texts -> float32 vectors
         self.ingested: list[Ingested] = []
@@ -381,6 +387,7 @@ class Pipeline:
         self.notes: list[str] = []  # what conversion said about items that went in
         self.failed: list[tuple] = []  # rows for Tables.record_failures
         self._embedder = self._writer = self._embedding = self._writing = None
+        self._doing = ""  # what the embedding thread is at, for the progress line
         self._batches = 0
         self.reused = 0  # chunks that took a vector already at hand instead of an embedding
         self._recent = []  # (key, text) -> vector of the last batches embedded, maybe not yet written
@@ -388,7 +395,8 @@ class Pipeline:
     def ingest_one(self, item) -> Ingested:
         "Prepare, embed and write one item in this thread, raising its error."
         p = prepare(self.eng, item)
-        (n,) = self.eng.tables.write_batch([(p.record, p.rows, self._vectors(p.rows, self._look_up([p])))], self._model)
+        vecs = self._vectors(p.rows, self._look_up([p]), [p])
+        (n,) = self.eng.tables.write_batch([(p.record, p.rows, vecs)], self._model)
         return _ingested(p, n)
 
     @property
@@ -431,16 +439,22 @@ def _feed(self: Pipeline, items: list):
             try:
                 batch, nchunks = [], 0
                 for item in items:
+                    if self.stop():
+                        self.stopped = True  # the batch being gathered is dropped: nothing of it was written
+                        break
                     if self.progress:
-                        self.progress(self.done, self.total, _name(item))
+                        self.progress(self.settled, self.total, f"reading {_name(item)}")
                     if (p := self._prepare(item)) is not None:
                         batch.append(p)
                         nchunks += len(p.rows)
+                    else:
+                        self._settle(1, "")
                     self.done += 1
                     if nchunks >= EMBED_BATCH_CHUNKS or len(batch) >= EMBED_BATCH_FILES:
                         self._hand_over(batch)
                         batch, nchunks = [], 0
-                self._hand_over(batch)
+                if not self.stopped:
+                    self._hand_over(batch)
                 self._hand_over([])  # the last batch embedded (and its write started)
                 self._wait_write()
             finally:
@@ -448,6 +462,15 @@ def _feed(self: Pipeline, items: list):
                     self._embedding.cancel()
     finally:
         self._writer.shutdown(wait=True, cancel_futures=True)
+
+
+@patch
+def _settle(self: Pipeline, n: int, current: str):
+    "Count `n` more files as settled (committed or failed) and tell the progress callback; any thread."
+    with self._count:
+        self.settled += n
+        if self.progress:
+            self.progress(self.settled, self.total, current)
 
 
 @patch
@@ -471,10 +494,14 @@ def _prepare(self: Pipeline, item) -> Prepared | None:
 
 @patch
 def _hand_over(self: Pipeline, batch: list[Prepared]):
-    "Wait for the batch being embedded, then start embedding `batch`."
+    "Wait for the batch being embedded, then start embedding `batch` (unless a stop was asked meanwhile)."
     found = self._look_up(batch) if batch else {}  # while the batch before is still embedded
     if self._embedding is not None:
+        if self.progress and self._doing and not self._embedding.done():
+            self.progress(self.settled, self.total, self._doing)  # this thread waits: say what the other one does
         self._embedding.result()  # its errors (a full disk, a busy index) surface here
+    if batch and self.stop():
+        self.stopped, batch = True, []  # dropped before it was embedded: the next sync reads it
     self._embedding = self._embedder.submit(self._embed, batch, found) if batch else None
 
 # %% ../nbs/07_ingest.ipynb #8df14e3e
@@ -494,17 +521,47 @@ def _embed(self: Pipeline, batch: list[Prepared], found: dict | None = None):
             self._wait_write()  # crash tests: the batches before are committed when this pause is reached
         pause("embedding")
     try:
-        vecs = self._vectors([r for p in batch for r in p.rows], found or {})
+        vecs = self._vectors([r for p in batch for r in p.rows], found or {}, batch)
+    except _Stopped:
+        self.stopped = True
+        return
     except MiniragError:
         raise
     except Exception as e:
         self.warnings.extend(f"{p.record.source}: embedding failed ({short_error(e)})" for p in batch)
+        self._settle(len(batch), "")
         return
     edges = np.cumsum([0] + [len(p.rows) for p in batch])
     items = [(p, vecs[a:b]) for p, a, b in zip(batch, edges[:-1], edges[1:])]
     self._wait_write()  # it overlapped this embedding instead of holding it up
     self._writing = self._writer.submit(self.write, items)
     self._batches += 1
+
+
+# chunks per embedder call inside a batch: a stop, or the progress line, waits at most this long; the model runs
+# 8 texts at a time (embed.EMBED_BATCH), so the slices cost nothing but a narrower sort by length
+EMBED_SLICE = 64
+
+
+class _Stopped(Exception):
+    "A stop was asked while a batch embedded: the batch is dropped, nothing of it written."
+
+
+@patch
+def _embed_texts(self: Pipeline, batch: list[Prepared], texts: list[str]) -> np.ndarray:
+    "Vectors of `texts`, in slices: the progress line says how far a long file is, and a stop ends it early."
+    parts, what = [], batch[0].record.source if len(batch) == 1 else f"{len(batch)} files"
+    if len(texts) <= EMBED_SLICE:
+        self._doing = f"embedding {what}: {len(texts)} chunks"
+        return self.embed(texts)
+    for i in range(0, len(texts), EMBED_SLICE):
+        if self.stop():
+            raise _Stopped()
+        if self.progress:
+            self._doing = f"embedding {what}: chunk {i + 1}/{len(texts)}"
+            self.progress(self.settled, self.total, self._doing)
+        parts.append(self.embed(texts[i : i + EMBED_SLICE]))
+    return np.concatenate(parts)
 
 
 @patch
@@ -517,6 +574,7 @@ def _write_items(self: Pipeline, items: list[tuple[Prepared, np.ndarray]]):
 @patch
 def write(self: Pipeline, items: list[tuple[Prepared, np.ndarray]]):
     "Write one embedded batch in one transaction; if it fails, file by file to find the one at fault."
+    n = len(items)
     with self.eng.store.session():
         if items:
             pause_in_transaction(self.eng.store, items[0][0].record.source)
@@ -536,6 +594,7 @@ def write(self: Pipeline, items: list[tuple[Prepared, np.ndarray]]):
                     raise
                 except MiniragError as e:
                     self.warnings.append(str(e))
+    self._settle(n, "")  # committed: what the progress bar counts
 
 # %% ../nbs/07_ingest.ipynb #78380a21
 Pipeline.reuse = True  # False: embed every chunk as it comes (a fresh ingest, to compare against)
@@ -564,7 +623,7 @@ def _look_up(self: Pipeline, batch: list[Prepared]) -> dict:
 
 
 @patch
-def _vectors(self: Pipeline, rows: list[dict], found: dict) -> np.ndarray:
+def _vectors(self: Pipeline, rows: list[dict], found: dict, batch: list[Prepared]) -> np.ndarray:
     "One vector per row: found in the index, embedded in the last batches, or embedded now (each input once)."
     recent = {k: v for d in self._recent for k, v in d.items()} if self.reuse else {}
     todo, out = {}, [None] * len(rows)
@@ -577,7 +636,7 @@ def _vectors(self: Pipeline, rows: list[dict], found: dict) -> np.ndarray:
         else:
             todo.setdefault(key, []).append(i)
     keys = list(todo)
-    vecs = self.embed([t for _, t in keys]) if keys else None
+    vecs = self._embed_texts(batch, [t for _, t in keys]) if keys else None
     for k, v in zip(keys, vecs if vecs is not None else []):
         for i in todo[k]:
             out[i] = v
@@ -631,6 +690,6 @@ def ingest_url(eng: Engine, url: str, source: str | None = None) -> Ingested:
     return Pipeline(eng).ingest_one(TextItem(sid, "url", md, title, len(md.encode()), url=url))
 
 
-def ingest_items(eng: Engine, items: list, progress=None) -> Pipeline:
+def ingest_items(eng: Engine, items: list, progress=None, stop=None) -> Pipeline:
     "Ingest many items in batches; the finished pipeline holds what went in, warnings and notes."
-    return Pipeline(eng, progress).run(items)
+    return Pipeline(eng, progress, stop=stop).run(items)

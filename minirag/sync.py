@@ -227,6 +227,11 @@ class SyncReport(Fields):
 COUNT_KEYS = ("ingested", "skipped", "moved", "deleted", "failed", "unreadable")
 
 
+def _stopped_msg(committed: int, todo: int) -> str:
+    "The note of a sync stopped on request: what is in the index, and how to go on."
+    return f"stopped on request: {committed} of {todo} file(s) to read were committed; run sync again to index the rest"
+
+
 def sync_scope(cfg, path=None, must_be_absolute: bool = False) -> Path | None:
     "The path a sync is restricted to (None = all roots); refuses paths outside the roots."
     if path is None or str(path).strip() == "":
@@ -321,7 +326,12 @@ def _maintain(eng: Engine):
 
 # %% ../nbs/07b_sync.ipynb #44914df0
 def sync(
-    eng: Engine, path=None, progress=None, must_be_absolute: bool = False, lock: SyncLock | None = None
+    eng: Engine,
+    path=None,
+    progress=None,
+    must_be_absolute: bool = False,
+    lock: SyncLock | None = None,
+    stop=None,  # a callable: true asks the run to end once the batch in flight is committed
 ) -> SyncReport:
     "Reconcile the index with the roots (or with one path inside them)."
     scope = sync_scope(eng.cfg.check(), path, must_be_absolute)
@@ -332,15 +342,20 @@ def sync(
         pause("scanned")
         total = len(plan.moves) + len(plan.delete) + len(todo)
         done = _apply(eng, plan, progress, total)
-        run = Pipeline(eng, progress, done, total, context).run([FileItem(p, root, h) for p, root, h in todo])
+        run = Pipeline(eng, progress, done, total, context, stop=stop).run(
+            [FileItem(p, root, h) for p, root, h in todo]
+        )
         _prune(eng, plan, progress, total, run.done)
         backfill_dates(eng)  # an index written before dates gets them from its stored text, once
-        relabelled = relabel(eng)  # a changed taxonomy, or moved files: labels from the stored vectors
-        if progress:
+        # a changed taxonomy, or moved files: labels from the stored vectors (not while stopping)
+        relabelled = None if run.stopped else relabel(eng)
+        if progress and not run.stopped:
             progress(total, total, "")
         if run.ingested or plan.moves or plan.delete:
             _maintain(eng)
     failures = plan.failures + remembered + run.warnings
+    if run.stopped:
+        run.notes.append(_stopped_msg(len(run.ingested), len(todo)))
     return SyncReport(
         ingested=len(run.ingested),
         skipped=plan.skipped,

@@ -1,4 +1,4 @@
-"The installed `minirag-mcp` CLI from outside: streams, pipes, scopes, usage errors, help, JSON errors (issues 12, 13, 18)."
+"The installed `minirag-mcp` CLI from outside: streams, pipes, scopes, usage errors, help, JSON errors, missing roots."
 import json, os, subprocess, sys, threading
 from importlib.metadata import version
 from pathlib import Path
@@ -136,11 +136,76 @@ def test_version_is_the_installed_distribution(tmp_path):
     assert r.returncode == 0 and r.stdout == f"minirag {version('minirag')}\n", (r.stdout, r.stderr)
 
 @pytest.mark.parametrize("cmd", [None] + COMMANDS)
-def test_help_shows_examples_and_environment(cmd, tmp_path):
+def test_help_shows_examples_and_the_environment_it_reads(cmd, tmp_path):
+    "Each command's help names the variables that command reads; the whole table is in one place, `help env`."
     r = cli(*([cmd] if cmd else []), "--help", cwd=tmp_path, env=dict(os.environ))
     assert r.returncode == 0 and r.stderr == ""
     assert "\nexamples:\n  minirag-mcp " + (cmd or "") in r.stdout, r.stdout
+    assert "help env" in r.stdout, r.stdout
+    named = {v for v in ENV_VARS if f"\n  {v} " in r.stdout}
+    reads = {None: set(), "query": {"RAG_HYBRID_WEIGHT", "RAG_GROUPING", "MODEL_NAME", "BASE_DIR", "DB_PATH"},
+             "ingest-url": {"ALLOW_PRIVATE_URLS", "MAX_FILE_SIZE"}, "sync": {"CHUNK_TOKEN_BUDGET", "RAG_OCR_LANG"},
+             "read": {"BASE_DIR", "DB_PATH"}}.get(cmd, set())
+    assert reads <= named and named < set(ENV_VARS), (cmd, named)
+    if cmd in ("read", "list", "delete", "read-neighbors", "sync", "ingest"):
+        assert "RAG_HYBRID_WEIGHT" not in named and "ALLOW_PRIVATE_URLS" not in named, (cmd, named)
+
+def test_help_env_is_the_whole_table(tmp_path):
+    r = cli("help", "env", cwd=tmp_path, env=dict(os.environ))
+    assert r.returncode == 0 and r.stderr == ""
     assert all(f"\n  {v} " in r.stdout for v in ENV_VARS), [v for v in ENV_VARS if f"\n  {v} " not in r.stdout]
+    r = cli("help", "query", cwd=tmp_path, env=dict(os.environ))
+    assert r.returncode == 0 and r.stdout.startswith("usage: minirag-mcp query"), r.stdout
+
+@pytest.mark.parametrize("typed,meant", [("qurey", "query"), ("synk", "sync"), ("stauts", "status"), ("ingest_url", "ingest-url")])
+def test_a_mistyped_command_suggests_the_closest(typed, meant, tmp_path):
+    r = cli(typed, "x", cwd=tmp_path, env=dict(os.environ))
+    assert r.returncode == 2 and f"did you mean '{meant}'?" in r.stderr and r.stdout == "", r.stderr
+    r = cli("help", typed, cwd=tmp_path, env=dict(os.environ))
+    assert r.returncode == 2 and f"did you mean '{meant}'?" in r.stderr, r.stderr
+
+def test_no_suggestion_for_a_word_unlike_any_command(tmp_path):
+    r = cli("xyzzy", cwd=tmp_path, env=dict(os.environ))
+    assert r.returncode == 2 and "invalid choice: 'xyzzy'" in r.stderr and "did you mean" not in r.stderr, r.stderr
+
+# ---- a root that does not exist, an index never built ------------------------------------------------------
+
+@pytest.mark.parametrize("argv", [["query", "hi"], ["sync"], ["list"], ["read", "a.md"], ["delete", "a.md"], ["ingest", "."],
+                                  ["read-neighbors", "--file-path", "a.md", "--chunk-index", "0"]])
+def test_a_missing_root_is_a_configuration_error_and_nothing_is_created(argv, tmp_path, model_dir):
+    env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
+    env = dict(env, BASE_DIR="./no-such-folder", MODEL_NAME=str(model_dir), CACHE_DIR=str(model_dir.parent))
+    r = cli(*argv, cwd=tmp_path, env=env)
+    assert r.returncode == 1 and r.stdout == "", (r.stdout, r.stderr)
+    assert r.stderr.startswith(f"error: the document root {os.path.realpath(tmp_path)}/no-such-folder does not exist"), r.stderr
+    assert r.stderr.count("\n") == 1 and "BASE_DIR" in r.stderr
+    assert list(tmp_path.iterdir()) == [], list(tmp_path.iterdir())   # no folder, no index
+    if argv[0] == "query":  # --json: the same error as JSON on stdout
+        r = cli(*argv, "--json", cwd=tmp_path, env=env)
+        assert r.returncode == 1 and json.loads(r.stdout)["type"] == "ConfigError"
+
+def test_status_reports_a_missing_root(tmp_path, model_dir):
+    env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
+    (tmp_path/"afile").write_text("not a folder")
+    for root, what in (("./no-such-folder", "does not exist"), ("./afile", "is not a folder")):
+        r = cli("status", "--json", cwd=tmp_path, env=dict(env, BASE_DIR=root, MODEL_NAME=str(model_dir)))
+        assert r.returncode == 0, r.stderr
+        assert what in json.loads(r.stdout)["configError"], r.stdout
+        r = cli("status", cwd=tmp_path, env=dict(env, BASE_DIR=root, MODEL_NAME=str(model_dir)))
+        assert "configError: the document root" in r.stdout and what in r.stdout, r.stdout
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+def test_a_query_before_any_sync_says_to_run_sync(tmp_path, model_dir):
+    root = tmp_path/"docs"
+    write(root, "a.md", "# A\n\nSomething about zebras.\n")
+    env = _env(root, tmp_path/"idx", model_dir)
+    r = cli("query", "zebras", cwd=root, env=env)
+    assert r.returncode == 0 and r.stdout == "no results\n", r.stdout
+    assert r.stderr.startswith(f"warn: nothing is indexed yet under {os.path.realpath(root)}; run sync first"), r.stderr
+    r = cli("query", "zebras", "--json", cwd=root, env=env)
+    w = json.loads(r.stdout)["warnings"]
+    assert len(w) == 1 and "run sync first" in w[0], w
+    assert not (tmp_path/"idx").exists()   # a query creates no index
 
 def test_top_k_above_the_maximum_is_clamped_not_refused(corpus):
     "As the MCP tool does: a topK above 100 is clamped to 100; only 0 or a negative value is refused."

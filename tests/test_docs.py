@@ -74,7 +74,7 @@ def test_notebook_processes_and_renders(nb, tmp_path):
         assert not re.search(r"(?m)^\s*#\|", _visible_text(code)), f"{nb.name}: a cell directive shows in code"
     assert not re.search(r'(src|href)="(https?:)?//[^"]*\.(css|js)"', html), "pages must not need a CDN"
     here = os.path.dirname(out.relative_to(tmp_path/"site"))
-    known = set(site.outputs.values()) | {"site.css", "styles.css"}
+    known = set(site.outputs.values()) | {"site.css", "styles.css", "search.js", "search-index.js"}  # render_site writes them
     dangling = []
     for href in re.findall(r'(?:href|src)="([^"#]+)[^"]*"', html):
         if href.startswith(site.doc_url + "/"): assert href[len(site.doc_url) + 1:] not in known, f"{href} should link the local page"
@@ -162,6 +162,7 @@ def test_site_config_and_sidebar_cover_every_notebook():
         else: covered |= set(NBS.glob(v))
     missing = [str(p.relative_to(NBS)) for p in NOTEBOOKS if p not in covered]
     assert not missing, f"notebooks not reachable from nbs/sidebar.yml: {missing}"
+    assert ".invalid" not in (ROOT/"_quarto.yml").read_text(), "no placeholder host in the site's links"
 
 # ---------------------------------------------------------------------------------------------------------------
 # The offline site as a reader sees it: a real headless chromium (Debian's chromium + chromium-driver).
@@ -217,6 +218,71 @@ def test_site_reads_well_in_a_browser(tmp_path, browser):
     browser.save_screenshot(str(tmp_path/"tutorial.png"))   # look at it: pytest --basetemp=DIR keeps it
     assert (tmp_path/"tutorial.png").stat().st_size > 10_000
 
+def test_site_reads_on_a_phone(tmp_path, browser):
+    "At 400 px the page text takes the screen's width (the sidebar goes above it) and nothing widens the page."
+    need("pandoc", "pandoc")
+    pages = docs.stage(tmp_path/"proc", only=[NBS/"index.ipynb", NBS/READER_PAGE])
+    browser.set_window_size(400, 900)
+    for page in docs.render_site(tmp_path/"proc", tmp_path/"site", pages):
+        browser.get(page.as_uri())
+        width = browser.execute_script("return document.documentElement.clientWidth")
+        content = browser.execute_script("return document.querySelector('#content').getBoundingClientRect().width")
+        assert content >= 0.9 * width, f"{page.name}: the content is {content:.0f} px of {width} px"
+        wide = browser.execute_script("return document.documentElement.scrollWidth")
+        assert wide <= width + 1, f"{page.name}: the page scrolls sideways ({wide} px wide on a {width} px screen)"
+    browser.save_screenshot(str(tmp_path/"phone.png"))
+
+def test_site_links_and_anchors_all_resolve(tmp_path):
+    "The whole offline site: every link to a page finds it, every anchor an element, no link to a placeholder host."
+    from html.parser import HTMLParser
+    need("pandoc", "pandoc")
+    files = docs.render_site(tmp_path/"proc", tmp_path/"site", docs.stage(tmp_path/"proc"))
+
+    class Links(HTMLParser):
+        def __init__(self):
+            super().__init__(); self.ids, self.hrefs = set(), []
+        def handle_starttag(self, tag, attrs):
+            a = dict(attrs)
+            if a.get("id"): self.ids.add(a["id"])
+            if tag == "a" and a.get("href"): self.hrefs.append(a["href"])
+    pages = {}
+    for f in files:
+        p = Links(); p.feed(f.read_text(encoding="utf-8")); pages[f.resolve()] = p
+    broken = []
+    for f, p in pages.items():
+        for h in p.hrefs:
+            if ".invalid" in h: broken.append(f"{f.name}: {h} (a placeholder host)")
+            if re.match(r"^[a-z]+:", h) or h.startswith("//"): continue
+            path, _, frag = h.partition("#")
+            target = (f.parent/path).resolve() if path else f
+            if not target.exists(): broken.append(f"{f.name}: {h} (no such page)")
+            elif frag and target in pages and frag not in pages[target].ids: broken.append(f"{f.name}: {h} (no such anchor)")
+    assert not broken, f"{len(broken)} broken links:\n" + "\n".join(broken[:40])
+    if docs.repository_url() is None:
+        assert not any("blob/main" in h for p in pages.values() for h in p.hrefs), "no source links without a repository"
+
+def test_site_search_finds_pages_offline(tmp_path, browser):
+    "The search box, from file:// with no network: typing finds the sections that hold every word, a click opens one."
+    from selenium.webdriver.common.by import By
+    need("pandoc", "pandoc")
+    pages = docs.stage(tmp_path/"proc", only=[NBS/"index.ipynb", NBS/READER_PAGE, NBS/"tutorials"/"chunking.ipynb"])
+    home = docs.render_site(tmp_path/"proc", tmp_path/"site", pages)[0]
+    browser.get(home.as_uri())
+    box = browser.find_element(By.ID, "search")
+    box.send_keys("DataFrame columns")
+    results = browser.find_elements(By.CSS_SELECTOR, "#search-results li a")
+    assert results and browser.find_element(By.ID, "search-results").is_displayed()
+    titles = [a.text for a in results]
+    assert any(t.startswith("Analysing results with pandas") for t in titles), titles
+    box.clear(); box.send_keys("zzqx-no-such-word")
+    assert browser.find_element(By.ID, "search-results").text == "no match"
+    box.clear(); box.send_keys("token budget")
+    browser.save_screenshot(str(tmp_path/"search.png"))   # look at it: pytest --basetemp=DIR keeps it
+    first = browser.find_elements(By.CSS_SELECTOR, "#search-results li a")[0]
+    href = first.get_attribute("href")
+    first.click()
+    assert browser.current_url == href and "budget" in browser.find_element(By.ID, "content").text.lower()
+
 def _no_raw_markup(browser):
     text = browser.find_element("tag name", "body").text
     for raw in ("output-file:", "description:", "{target=", "show_doc(", ":::", "```"):
@@ -225,24 +291,94 @@ def _no_raw_markup(browser):
     code = browser.execute_script("return [...document.querySelectorAll('pre')].map(p => p.innerText).join('\\n')")
     assert not re.search(r"(?m)^\s*#\|", code), f"a cell directive shows in code on {browser.current_url}"
 
+@pytest.mark.parametrize("nb", [NBS/"tutorials"/"quick_start.ipynb", NBS/"index.ipynb"], ids=["quick_start", "index"])
+def test_code_a_reader_copies_has_its_imports(nb):
+    "No name a shown cell uses comes from an import in a cell the page hides: copied cell by cell, the code runs."
+    import ast, importlib, nbformat
+    def hidden(c):
+        o = docs.directives(c.source)[0]
+        return o.get("include") is False or o.get("echo") is False or "#| hide" in c.source
+    cells = [c for c in nbformat.read(nb, as_version=4).cells if c.cell_type == "code"]
+    def tree(c): return ast.parse("\n".join(l for l in c.source.splitlines() if not l.startswith(("#|", "%", "!"))))
+    def imports(cs):
+        out = set()
+        for c in cs:
+            for n in ast.walk(tree(c)):
+                if isinstance(n, ast.Import): out |= {a.asname or a.name.split(".")[0] for a in n.names}
+                elif isinstance(n, ast.ImportFrom):
+                    for a in n.names:
+                        out |= set(dir(importlib.import_module(n.module))) if a.name == "*" else {a.asname or a.name}
+        return out
+    shown = [c for c in cells if not hidden(c)]
+    only_hidden = imports(filter(hidden, cells)) - imports(shown) - set(dir(__builtins__))
+    used = {n.id for c in shown for n in ast.walk(tree(c)) if isinstance(n, ast.Name)}
+    assert not used & only_hidden, f"shown code uses names only a hidden cell imports: {sorted(used & only_hidden)}"
+
+def test_pages_name_nothing_a_reader_cannot_follow():
+    "No requirement ids, issue numbers or files that are not in the repository, in any page's prose or output."
+    bad = re.compile(r"\bR-[A-Z]{1,3}\d+\b|\b[Ii]ssues? #?\d+\b|\b[A-Z]{4,}\d*\.md\b")  # DUCKDB.md, SPEC.md …
+    import nbformat
+    found = []
+    for p in NOTEBOOKS:
+        for c in nbformat.read(p, as_version=4).cells:
+            texts = [c.source] + [str(o.get("text", "")) + str(o.get("data", {}).get("text/markdown", ""))
+                                  + str(o.get("data", {}).get("text/plain", "")) for o in c.get("outputs", [])]
+            for t in texts:
+                for m in bad.finditer(t):
+                    if not (ROOT/m.group(0)).exists() and m.group(0).upper() not in ("README.MD", "LICENSE.MD"):
+                        found.append(f"{p.relative_to(NBS)}: {m.group(0)!r} in …{t[max(0, m.start() - 40):m.end() + 20]!r}")
+    assert not found, "\n".join(found)
+
 # ---------------------------------------------------------------------------------------------------------------
 # Every tutorial runs top to bottom from the installed package, in a folder outside the repository.
 
 TUTORIALS = sorted((NBS/"tutorials").glob("*.ipynb")) + sorted((NBS/"explanations").glob("*.ipynb"))
+outputs = _tool("outputs")
 
 RUN_NB = r"""
-import sys
-from fastcore.nbio import read_nb
-from execnb.shell import CaptureShell
-nb = read_nb(sys.argv[1])
-sh = CaptureShell(); sh.set_path(".")
-sh.run_all(nb, exc_stop=True)
+import sys, nbformat
+from nbclient import NotebookClient
+nb = nbformat.read(sys.argv[1], as_version=4)
+# a fresh Jupyter kernel, as `jupyter nbconvert --execute` or JupyterLab would start it: no project runner, no
+# image formatter of ours, whatever matplotlib backend the kernel picks by itself
+NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": "."}}).execute()
+nbformat.write(nb, sys.argv[2])
 """
 
-@pytest.mark.parametrize("nb", TUTORIALS, ids=[f"{p.parent.name}/{p.name}" for p in TUTORIALS])
+def _draws(source: str) -> bool:
+    "A cell that makes a matplotlib figure."
+    return "plt.subplots(" in source or "plt.figure(" in source
+
+PAGES = [NBS/"index.ipynb"] + TUTORIALS  # the home page (the README's source) and every tutorial and explanation
+
+@pytest.mark.parametrize("nb", PAGES, ids=[str(p.relative_to(NBS)) for p in PAGES])
 def test_tutorial_runs_outside_the_repo(nb, tmp_path):
+    "Each page in a fresh kernel, from the installed package, in a folder outside the repository: it runs top to"
+    "bottom, every cell that draws a figure shows it as an image, and its results are the committed ones (ranks,"
+    "sources, counts; timings and addresses aside). `python tools/outputs.py` brings the committed ones up to date."
+    pytest.importorskip("ipykernel", reason="pip install 'minirag[notebook]' (the tutorials' kernel)")
+    import nbformat
     work = tmp_path/"elsewhere"/nb.parent.name
-    shutil.copytree(nb.parent, work)  # the notebook with the files beside it (evaluation_results.json…)
+    if nb.parent == NBS:
+        work.mkdir(parents=True)
+        shutil.copy2(nb, work)
+    else:
+        shutil.copytree(nb.parent, work)  # the notebook with the files beside it (evaluation_results.json…)
+    if (ROOT/"bench"/"results"/"scale.json").exists():
+        shutil.copy2(ROOT/"bench"/"results"/"scale.json", work)  # the scale page draws from it, beside the page
     env = {**os.environ, "PYTHONPATH": "", "HOME": str(tmp_path/"home")}
-    r = subprocess.run([sys.executable, "-c", RUN_NB, nb.name], cwd=work, env=env, capture_output=True, text=True, timeout=600)
+    env.pop("MPLBACKEND", None)
+    done = tmp_path/"executed.ipynb"
+    r = subprocess.run([sys.executable, "-c", RUN_NB, nb.name, str(done)], cwd=work, env=env, capture_output=True,
+                       text=True, timeout=900)
     assert r.returncode == 0, f"{nb.name} fails outside the repository:\n{(r.stderr or r.stdout)[-3000:]}"
+    ran = nbformat.read(done, as_version=4)
+    plots = [c for c in ran.cells if c.cell_type == "code" and _draws(c.source)]
+    for c in plots:
+        mimes = [m for o in c.get("outputs", []) for m in o.get("data", {})]
+        texts = " ".join(str(o.get("data", {}).get("text/plain", "")) for o in c.get("outputs", []))
+        if "No scale benchmark results yet" in str(c.get("outputs")):
+            continue  # the scale page without benchmark results says so instead of drawing
+        assert "image/png" in mimes, f"{nb.name}: a figure cell shows no image ({texts[:200]!r}):\n{c.source[:300]}"
+    moved = outputs.differences(nbformat.read(nb, as_version=4), ran)
+    assert not moved, f"{nb.name}: committed outputs differ from a fresh run (python tools/outputs.py):\n" + "\n".join(moved)

@@ -208,7 +208,10 @@ class Site:
         links = [f'<a href="{html.escape(self.href(here, i["href"]))}">{html.escape(i["text"])}</a>'
                  for i in w.get("navbar", {}).get("left", []) if i.get("href") in self.pages]
         home = html.escape(self.href(here, "index.ipynb")) if "index.ipynb" in self.pages else "#"
-        return f'<header id="navbar"><a class="site-title" href="{home}">{html.escape(w.get("title", ""))}</a>{"".join(links)}</header>'
+        search = ('<div id="search-box"><input id="search" type="search" placeholder="Search" aria-label="search the docs"'
+                  ' autocomplete="off"><ol id="search-results" hidden></ol></div>')
+        return (f'<header id="navbar"><a class="site-title" href="{home}">{html.escape(w.get("title", ""))}</a>'
+                f'{"".join(links)}{search}</header>')
 
 # Rewrites links to notebooks into links to their rendered pages (the map comes in the page metadata).
 LINKS_LUA = r"""
@@ -239,6 +242,8 @@ $if(description)$<meta name="description" content="$description$">$endif$
 <style>
 $highlighting-css$
 </style>
+<script src="$root$search-index.js" defer></script>
+<script src="$root$search.js" defer></script>
 </head>
 <body>
 $navbar$
@@ -284,6 +289,20 @@ hr { border: 0; border-top: 1px solid #dee2e6; margin: 1.5rem 0; }
 div[class^="callout"] { border-left: 4px solid #2780e3; background: #f3f8fe; padding: 0.4rem 0.9rem; margin: 1rem 0; }
 .mr-snapshot { border: 1px dashed #adb5bd; padding: 0.3rem 0.8rem; border-radius: 4px; }
 .mr-controls { color: #495057; font-size: 0.9em; }
+#search-box { margin-left: auto; position: relative; }
+#search { font: inherit; font-size: 0.9rem; padding: 0.2rem 0.5rem; border: 0; border-radius: 3px; width: 14rem; max-width: 60vw; }
+#search-results { position: absolute; right: 0; z-index: 10; background: #fff; color: #212529; width: 26rem; max-width: 90vw;
+  margin: 0.3rem 0 0; padding: 0.3rem 0.6rem 0.3rem 1.8rem; box-shadow: 0 2px 8px rgba(0,0,0,.25); border-radius: 4px; }
+#search-results li { margin: 0.35rem 0; } #search-results a { color: #2780e3; }
+#search-results small { display: block; color: #6c757d; }
+/* a phone: the sidebar above the page, the page the width of the screen; wide tables scroll inside their cell */
+@media (max-width: 48rem) {
+  #layout { flex-direction: column; }
+  #sidebar { position: static; flex: none; max-height: 30vh; width: 100%; box-sizing: border-box; border-bottom: 1px solid #dee2e6; }
+  #content { max-width: none; width: 100%; box-sizing: border-box; padding: 0.8rem 0.8rem 2rem; }
+  #navbar { flex-wrap: wrap; gap: 0.8rem; }
+  #content table { display: block; overflow-x: auto; }
+}
 """
 
 def pandoc_exe() -> str:
@@ -327,7 +346,105 @@ def render_site(proc: Path, dest: Path, pages: list | None = None) -> list:
     (dest/"site.css").write_text(SITE_CSS.lstrip(), encoding="utf-8")
     shutil.copy2(NBS/"styles.css", dest/"styles.css")
     pages = sorted(Path(proc).rglob("*.ipynb")) if pages is None else pages
-    return [render_page(p, str(Path(p).relative_to(proc)), dest, site) for p in pages]
+    files = [render_page(p, str(Path(p).relative_to(proc)), dest, site) for p in pages]
+    finish_links(files, repository_url())
+    write_search(files, dest)
+    return files
+
+# ---------------------------------------------------------------------------------------------------------------
+# Links once every page exists: source links from the one repository URL, anchors that point at what is there
+
+def repository_url() -> str | None:
+    "The repository the source links point into: pyproject's [project.urls] Repository, None when unset or a placeholder."
+    import tomllib
+    url = tomllib.loads((ROOT/"pyproject.toml").read_text(encoding="utf-8")).get("project", {}).get("urls", {}).get("Repository")
+    host = re.sub(r"^[a-z]+://", "", url or "").split("/")[0]
+    return None if not host or host.endswith((".invalid", ".example", ".test")) or host == "example.com" else url.rstrip("/")
+
+_SOURCE_LINK = re.compile(r'<p><a\s+href="(?P<url>[^"]*/blob/[^"]*)"\s+target="_blank"\s+style="float:right; font-size:smaller">source</a></p>\s*')
+_HREF = re.compile(r'href="(?P<path>[^":#]*\.html)?#(?P<frag>[^"]+)"')
+_ID = re.compile(r'\bid="([^"]+)"')
+
+# The search box: a prebuilt index of every section (a script, so it loads from file:// where fetch cannot) and a
+# few lines of plain JavaScript that match every query word, titles first. No library, no network.
+SEARCH_JS = r"""
+(function () {
+  const base = new URL(".", document.currentScript.src);
+  function ready() {
+    const box = document.getElementById("search"), list = document.getElementById("search-results");
+    const docs = window.MINIRAG_SEARCH || [];
+    if (!box || !list) return;
+    box.addEventListener("input", function () {
+      const words = box.value.toLowerCase().split(/\s+/).filter(Boolean);
+      list.innerHTML = "";
+      if (!words.length) { list.hidden = true; return; }
+      const hits = [];
+      for (const d of docs) {
+        const t = d.t.toLowerCase(), x = d.x.toLowerCase();
+        if (!words.every(w => t.includes(w) || x.includes(w))) continue;
+        hits.push([words.filter(w => t.includes(w)).length, d]);
+      }
+      hits.sort((a, b) => b[0] - a[0]);
+      for (const [, d] of hits.slice(0, 10)) {
+        const li = document.createElement("li"), a = document.createElement("a"), s = document.createElement("small");
+        a.href = new URL(d.u, base).href; a.textContent = d.t;
+        const i = Math.max(0, d.x.toLowerCase().indexOf(words[0]) - 40);
+        s.textContent = (i ? "…" : "") + d.x.slice(i, i + 120) + "…";
+        li.append(a, s); list.append(li);
+      }
+      if (!hits.length) { const li = document.createElement("li"); li.textContent = "no match"; list.append(li); }
+      list.hidden = false;
+    });
+  }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", ready); else ready();
+})();
+"""
+
+_SECTION = re.compile(r'<h([23])[^>]*\bid="([^"]+)"[^>]*>(.*?)</h\1>', re.S)
+_TAG = re.compile(r"<[^>]+>")
+
+def search_index(files: list, dest: Path) -> list:
+    "One entry per page and per section of it: its URL (relative to the site), title and text."
+    import html
+    out = []
+    for f in files:
+        page = f.read_text(encoding="utf-8")
+        body = page.split('<main id="content">', 1)[-1].split("</main>", 1)[0]
+        body = re.sub(r"<(script|style)\b.*?</\1>", " ", body, flags=re.S)
+        body = re.sub(r'<nav id="TOC".*?</nav>', " ", body, flags=re.S)
+        title = html.unescape(_TAG.sub("", (re.search(r'<h1 class="title">(.*?)</h1>', body, re.S) or [None, f.stem])[1])).strip()
+        url = f.relative_to(dest).as_posix()
+        cuts = [(0, "", title)] + [(m.start(), m[2], f"{title} › {html.unescape(_TAG.sub('', m[3])).strip()}")
+                                   for m in _SECTION.finditer(body)]
+        for (at, anchor, name), nxt in zip(cuts, [c[0] for c in cuts[1:]] + [len(body)]):
+            text = " ".join(html.unescape(_TAG.sub(" ", body[at:nxt])).split())
+            out.append(dict(u=url + (f"#{anchor}" if anchor else ""), t=name, x=text[:1500]))
+    return out
+
+def write_search(files: list, dest: Path):
+    dest = Path(dest)
+    (dest/"search-index.js").write_text("window.MINIRAG_SEARCH = " + json.dumps(search_index(files, dest), ensure_ascii=False)
+                                       + ";\n", encoding="utf-8")
+    (dest/"search.js").write_text(SEARCH_JS.lstrip(), encoding="utf-8")
+
+def finish_links(files: list, repo: str | None):
+    "Drop source links when no repository is configured; point an anchor that does not exist at its nearest parent"
+    "(`api.html#index.open` → `#index`, the class), or at the page."
+    ids = {f.resolve(): set(_ID.findall(f.read_text(encoding="utf-8"))) for f in files}
+    for f in files:
+        text = f.read_text(encoding="utf-8")
+        if repo is None:
+            text = _SOURCE_LINK.sub("", text)
+
+        def anchor(m):
+            target = (f.parent/m["path"]).resolve() if m["path"] else f.resolve()
+            if target not in ids or m["frag"] in ids[target]:
+                return m.group(0)
+            parts = m["frag"].split(".")
+            while parts and ".".join(parts) not in ids[target]:
+                parts.pop()
+            return f'href="{m["path"] or ""}#{".".join(parts)}"' if parts else f'href="{m["path"] or f.name}"'
+        f.write_text(_HREF.sub(anchor, text), encoding="utf-8")
 
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv

@@ -1,0 +1,114 @@
+#!/usr/bin/env python3
+"""Committed notebook outputs against a fresh run: what a reader sees must be what the code gives today.
+
+Usage: python tools/outputs.py                  # re-run the home page, tutorials and explanations; re-render README
+       python tools/outputs.py --check [NB…]    # run them afresh and compare: exit 1 naming the cells that moved
+tests/test_docs.py makes the same comparison for every page in CI.
+
+The comparison reads each code cell's results — the text of its outputs (a table's HTML rather than its
+console rendering, which depends on the terminal width), streams to stdout, errors — with what may change
+between two honest runs masked: timings, sizes in memory or on disk, memory addresses, temp paths. Images are
+compared by presence, not bytes (a font or library update redraws them)."""
+import html, json, re, subprocess, sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NBS = ROOT / "nbs"
+PAGES = [NBS / "index.ipynb", *sorted((NBS / "tutorials").glob("*.ipynb")), *sorted((NBS / "explanations").glob("*.ipynb"))]
+
+_MASKS = [
+    (re.compile(r"\x1b\[[0-9;]*[A-Za-z]"), ""),                                   # terminal colours
+    (re.compile(r"0x[0-9a-fA-F]{6,}"), "0x…"),                                   # memory addresses
+    (re.compile(r"(/private)?/tmp/[^\s'\"<>)]*"), "/tmp/…"),                      # temp folders
+    (re.compile(r"\b\d+(?:[.,]\d+)*\s?(?:ms|µs|us|ns|s|sec|seconds?|min|minutes?)\b"), "<time>"),
+    (re.compile(r"\b\d+(?:[.,]\d+)*\s?(?:[KMGT]i?B|bytes|B)\b"), "<size>"),
+    (re.compile(r"\b\d+(?:[.,]\d+)*\s?(?:it|files?|chunks?|docs?|rows?|queries)/s\b"), "<rate>"),
+    (re.compile(r"[ \t]+"), " "),
+]
+
+def _text(v) -> str:
+    return "".join(v) if isinstance(v, list) else str(v)
+
+def masked(text: str) -> str:
+    for rx, to in _MASKS:
+        text = rx.sub(to, text)
+    return text.strip()
+
+def results(cell: dict) -> list[str]:
+    "What one code cell shows a reader, masked; one entry per output."
+    out = []
+    for o in cell.get("outputs", []):
+        kind = o.get("output_type")
+        if kind == "stream":
+            if o.get("name") == "stdout":
+                out.append(masked(_text(o.get("text", ""))))
+        elif kind == "error":
+            out.append(f"error {o.get('ename')}: {masked(o.get('evalue', ''))}")
+        else:
+            data = o.get("data", {})
+            if any(m.startswith("image/") for m in data):
+                out.append("<image>")
+            elif "application/vnd.jupyter.widget-view+json" in data and set(data) <= {"text/plain", "application/vnd.jupyter.widget-view+json"}:
+                continue  # a live widget view: nothing a page shows
+            else:
+                for m in ("text/markdown", "text/html", "text/plain"):
+                    if m in data:
+                        out.append(masked(html.unescape(_text(data[m]))))
+                        break
+    return [r for r in out if r]
+
+def differences(committed: dict, fresh: dict) -> list[str]:
+    "One line per code cell whose masked results differ between the committed notebook and a fresh run of it."
+    now = {c.get("id"): c for c in fresh["cells"] if c.get("cell_type") == "code"}
+    out = []
+    for c in committed["cells"]:
+        if c.get("cell_type") != "code" or c.get("id") not in now:
+            continue
+        a, b = results(c), results(now[c["id"]])
+        if a != b:
+            x, y = next((x, y) for x, y in zip(a + [""] * len(b), b + [""] * len(a)) if x != y)
+            i = next((k for k, (p, q) in enumerate(zip(x, y)) if p != q), min(len(x), len(y)))
+            src = _text(c.get("source", "")).strip().splitlines()
+            where = f"cell {c['id']} ({src[0][:60] if src else ''})"
+            out.append(f"{where}: committed …{x[max(0, i - 60):i + 80]!r}… fresh …{y[max(0, i - 60):i + 80]!r}…")
+    return out
+
+def fresh_run(page: Path, work: Path) -> dict:
+    "`page` executed in a fresh Jupyter kernel in `work` (a folder outside the repository), as a reader runs it."
+    import shutil, nbformat
+    from nbclient import NotebookClient
+    if page.parent == NBS:
+        work.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(page, work)
+    else:
+        shutil.copytree(page.parent, work, dirs_exist_ok=True)
+    if (ROOT / "bench" / "results" / "scale.json").exists():
+        shutil.copy2(ROOT / "bench" / "results" / "scale.json", work)
+    nb = nbformat.read(work / page.name, as_version=4)
+    NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
+    return json.loads(nbformat.writes(nb))
+
+def check(pages) -> int:
+    "Run each page afresh and report the cells whose results differ from the committed ones."
+    import tempfile
+    bad = 0
+    for page in pages:
+        with tempfile.TemporaryDirectory(prefix="minirag-outputs-") as tmp:
+            moved = differences(json.loads(page.read_text("utf-8")), fresh_run(page, Path(tmp) / page.parent.name))
+        for m in moved:
+            print(f"{page.relative_to(ROOT)}: {m}")
+        bad += bool(moved)
+        print(f"{'MOVED' if moved else 'same '} {page.relative_to(ROOT)}")
+    return 1 if bad else 0
+
+def main(argv) -> int:
+    if "--check" in argv:
+        named = [Path(a).resolve() for a in argv if a != "--check"]
+        return check(named or PAGES)
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "run_nbs.py"), *map(str, PAGES)])
+    if r.returncode:
+        return r.returncode
+    return subprocess.run([sys.executable, str(ROOT / "tools" / "readme.py")]).returncode
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
