@@ -1,6 +1,6 @@
 """Chunk-level reuse: what it saves and what its lookup costs. Paired runs, reuse off and on in turn, same code.
 
-    python bench/bench_reuse.py lookup --index /work/bench-scale/n100000/index.duckdb  # copied, never modified
+    python bench/bench_reuse.py lookup --index PATH/TO/n100000/index.duckdb  # copied, never modified
     python bench/bench_reuse.py pdf [--pdf FILE]      # re-ingest after a one-paragraph edit (default: the Debian FAQ)
     python bench/bench_reuse.py corpus [--docs DIR]   # a sync of a real corpus: chunks reused (default: copyright
                                                       # files of the installed Debian packages)

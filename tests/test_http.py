@@ -325,9 +325,9 @@ def test_hostile_requests_get_the_right_answers(served):
     r = served.post(rpc("tools/call", {"name": "no_such_tool", "arguments": {}}), h)
     res = frames(r)[0]
     assert res.get("result", {}).get("isError") or res.get("error"), res
-    r = served.post(rpc("tools/call", {"name": "list_files", "arguments": {"sort": "name"}}), h)
+    r = served.post(rpc("tools/call", {"name": "list_files", "arguments": {"order": "name"}}), h)
     res = frames(r)[0]["result"]
-    assert res["isError"] and "'sort'" in res["content"][0]["text"]
+    assert res["isError"] and "'order'" in res["content"][0]["text"]  # an argument no tool takes is named
     r = served.post(call, {**h, "mcp-session-id": "not-a-session"})
     assert r.status_code in (400, 404)
 
