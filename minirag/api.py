@@ -243,7 +243,7 @@ class Index:
             meta, n = self.tables.meta(), self.tables.counts(scheme=SCHEME_VERSION)
             s.indexed_model, s.dimension = meta.get("model_id"), int(meta["dim"]) if "dim" in meta else None
             s.source_count, s.chunk_count, s.stale_chunk_count = n["sources"], n["chunks"], n["stale_chunks"]
-            s.index_bytes = cfg.db_file.stat().st_size
+            s.index_bytes = self.store.size_bytes()
         except MiniragError as e:
             s.index_error = str(e)
         s.scheme_warning = _scheme_warning(s.stale_chunk_count)
