@@ -1,6 +1,7 @@
 """The team index (a lake: PostgreSQL catalog + DuckLake Parquet files) against the index file, on the shared eval sets.
 
     python bench/bench_lake.py [EVAL_DIR] [--sets debfaq-en,pyfaq-en] [--limit-docs N] [--limit-queries N]
+    python bench/bench_lake.py --commits 1000      # 1,000 single-source writes: files and catalog rows, maintained
 
 For each set: writes the corpus as Markdown files, syncs it into an index file and into a lake (a real PostgreSQL
 from Debian's package started in a temporary folder, tests/pg.py), then runs every query on both. Prints, per set,
@@ -67,13 +68,71 @@ def run_set(set_dir: Path, pg: Postgres, emb, model_dir: Path, args) -> dict:
     return out
 
 
+CATALOG_TABLES = (
+    "ducklake_snapshot",
+    "ducklake_snapshot_changes",
+    "ducklake_data_file",
+    "ducklake_delete_file",
+    "ducklake_file_column_stats",
+    "ducklake_files_scheduled_for_deletion",
+)
+
+
+def catalog_rows(con) -> dict:
+    "Rows of the catalog tables that grow with commits (DuckLake attaches the catalog as __ducklake_metadata_lake)."
+    return {t: con.execute(f"SELECT count(*) FROM __ducklake_metadata_lake.{t}").fetchone()[0] for t in CATALOG_TABLES}
+
+
+def many_commits(pg: Postgres, n: int) -> dict:
+    "n writes of one small source each (vectors made up: the commits are measured, not the model)."
+    import numpy as np
+    from minirag.lake import LakeStore, lake_counts
+    from minirag.tables import SourceRecord, Tables
+
+    tmp = Path(tempfile.mkdtemp(prefix="bench-lake-commits-"))
+    st = LakeStore(pg.new_database(), str(tmp / "data"), tmp / "home" / "index.duckdb")
+    tb, rnd = Tables(st), np.random.default_rng(0)
+    t = time.perf_counter()
+    for i in range(n):
+        rows = [
+            dict(
+                chunk_index=0,
+                parent_id=f"s{i}#0",
+                text=f"note {i} about topic {i % 17}",
+                prefix_len=0,
+                section_head="",
+                kind="text",
+                tokens=6,
+                scheme=3,
+            )
+        ]
+        tb.write_batch(
+            [(SourceRecord(f"notes/{i}", kind="data"), rows, rnd.standard_normal((1, 384), np.float32))], "m"
+        )
+    secs = time.perf_counter() - t
+    with st.session() as con:
+        before = dict(lake_counts(con), **catalog_rows(con))
+    t = time.perf_counter()
+    st.maintain()
+    m = time.perf_counter() - t
+    with st.session() as con:
+        after = dict(lake_counts(con), **catalog_rows(con))
+    st.close()
+    return dict(commits=n, commit_ms=round(secs / n * 1000, 1), maintain_s=round(m, 2), before=before, after=after)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("root", nargs="?", type=Path, default=default_eval_dir())
     ap.add_argument("--sets", help="comma-separated set names (default: every folder with a corpus.jsonl)")
     ap.add_argument("--limit-docs", type=int)
     ap.add_argument("--limit-queries", type=int)
+    ap.add_argument("--commits", type=int, help="only: this many single-source writes, then maintenance")
     args = ap.parse_args(argv)
+    if args.commits:
+        with Postgres() as pg:
+            print(json.dumps(many_commits(pg, args.commits)), flush=True)
+        return
     root = checked(args.root)
     sets = (
         [root / s for s in args.sets.split(",")] if args.sets else sorted(p.parent for p in root.glob("*/corpus.jsonl"))

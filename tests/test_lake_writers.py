@@ -174,18 +174,23 @@ def test_a_writer_killed_while_writing_leaves_a_consistent_lake(team, root, tmp_
 
 
 @pytest.fixture(scope="module")
-def pg_russian(tmp_path_factory):
+def pg_russian():
     "A server whose messages are in Russian: DuckLake's own retry matches English text only, ours does not."
     need_tool("postgresql")
     from pg import Postgres
 
-    loc = tmp_path_factory.mktemp("locale")
+    import shutil, tempfile
+
+    loc = Path(
+        tempfile.mkdtemp(prefix="minirag-locale-")
+    )  # the server's user must read it: not under pytest's 0700 tmp
     r = subprocess.run(["localedef", "-i", "ru_RU", "-f", "UTF-8", str(loc / "ru_RU.UTF-8")], capture_output=True)
     if r.returncode != 0 or not (loc / "ru_RU.UTF-8").is_dir():
         pytest.skip("the ru_RU.UTF-8 locale cannot be compiled here (localedef found no ru_RU source)")
-    os.chmod(loc, 0o755)
+    subprocess.run(["chmod", "-R", "a+rX", str(loc)], check=True)
     with Postgres(settings={"lc_messages": "ru_RU.UTF-8"}, env={"LOCPATH": str(loc)}) as server:
         yield server
+    shutil.rmtree(loc, ignore_errors=True)
 
 
 def test_conflicts_are_retried_when_the_server_speaks_russian(pg_russian, tmp_path, model_dir, root):
