@@ -5,6 +5,7 @@ import json, os, subprocess, sys
 from pathlib import Path
 import pytest
 from conftest import need_tool, write
+from test_server import page_url  # noqa: F401  (a fixture: a local page for ingest_url)
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -243,3 +244,29 @@ def test_a_long_lived_reader_follows_another_machines_writes(lake, root, tmp_pat
     cli(lake, "delete", str(root / "starter.md"))
     assert all(h.source != str(root / "starter.md") for h in b.query("sourdough starter feeding").hits)
     b.close()
+
+
+def test_every_mcp_tool_on_a_lake(pg, root, model_dir, tmp_path, page_url):  # noqa: F811
+    "The stdio server on a lake: every tool, with its success and failure cases, as tests/test_server.py runs them."
+    import anyio
+    from mcp.client import Client
+    from mcp.client.stdio import StdioServerParameters
+    from test_server import SERVER_CMD, _has_sync, exercise, server_env
+
+    env = server_env(
+        root,
+        model_dir,
+        ALLOW_PRIVATE_URLS="1",
+        MINIRAG_CATALOG=pg.new_database(),
+        MINIRAG_DATA=str(tmp_path / "lake-data"),
+        DB_PATH=str(tmp_path / "home"),
+        PYTHONPATH=str(REPO),
+    )
+
+    async def main():
+        async with Client(
+            StdioServerParameters(command=SERVER_CMD, args=[], env=env), mode="auto", read_timeout_seconds=120
+        ) as c:
+            await exercise(c, root, page_url, _has_sync())
+
+    anyio.run(main)
