@@ -127,7 +127,8 @@ class LakeStore(Store):
     def _attach(self):
         con = connect(":memory:")  # fts: the stemmer of the postings
         try:
-            for e in ("ducklake", "postgres_scanner"):
+            remote = ("httpfs",) if "://" in self.data else ()  # s3:// and the like go through DuckDB's httpfs
+            for e in ("ducklake", "postgres_scanner", *remote):
                 con.execute(f"LOAD '{lake_extension(e)}'")
             for k, v in _SETTINGS.items():
                 con.execute(f"SET {k} = {v}")

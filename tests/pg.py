@@ -16,6 +16,15 @@ from system_tools import postgres_bin  # noqa: E402
 USER = "minirag"
 
 
+def need_team_extra():
+    "Skip (a failure in CI, which installs it) when the lake's DuckDB extension wheels are missing."
+    import importlib.util
+    import pytest
+
+    if not all(importlib.util.find_spec(m) for m in ("duckdb_extension_ducklake", "duckdb_extension_postgres_scanner")):
+        pytest.skip("the lake's DuckDB extensions are missing (install: pip install 'minirag[team]')")
+
+
 def _free_port() -> int:
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))

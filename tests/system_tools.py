@@ -34,7 +34,8 @@ TOOLS = {
 
 def postgres_bin() -> Path | None:
     "The folder of Debian's PostgreSQL server programs (initdb, pg_ctl, postgres), newest version first."
-    for d in sorted(Path("/usr/lib/postgresql").glob("*/bin"), key=lambda p: -int(p.parent.name) if p.parent.name.isdigit() else 0):
+    versions = Path("/usr/lib/postgresql").glob("*/bin")
+    for d in sorted(versions, key=lambda p: -int(p.parent.name) if p.parent.name.isdigit() else 0):
         if (d / "initdb").exists() and (d / "pg_ctl").exists():
             return d
     return None

@@ -5,6 +5,7 @@ import json, os, subprocess, sys
 from pathlib import Path
 import pytest
 from conftest import need_tool, write
+from pg import need_team_extra
 from test_server import page_url  # noqa: F401  (a fixture: a local page for ingest_url)
 
 REPO = Path(__file__).resolve().parents[1]
@@ -13,6 +14,7 @@ REPO = Path(__file__).resolve().parents[1]
 @pytest.fixture(scope="module")
 def pg():
     need_tool("postgresql")
+    need_team_extra()
     from pg import Postgres
 
     with Postgres() as server:

@@ -6,6 +6,7 @@ import json, os, random, signal, socket, subprocess, sys, textwrap, time
 from pathlib import Path
 import pytest
 from conftest import need_tool, write
+from pg import need_team_extra
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -35,6 +36,7 @@ WRITER = textwrap.dedent(r"""
 @pytest.fixture(scope="module")
 def pg():
     need_tool("postgresql")
+    need_team_extra()
     from pg import Postgres
 
     with Postgres() as server:
@@ -177,6 +179,7 @@ def test_a_writer_killed_while_writing_leaves_a_consistent_lake(team, root, tmp_
 def pg_russian():
     "A server whose messages are in Russian: DuckLake's own retry matches English text only, ours does not."
     need_tool("postgresql")
+    need_team_extra()
     from pg import Postgres
 
     import shutil, tempfile
