@@ -10,8 +10,8 @@ PIP = $(PY) -m pip install -q
 install:  ## the package alone: MCP server, CLI and ingest (no notebook layer, no OCR)
 	$(PIP) -e .
 
-install-test:  ## everything the tests use: dev tools, the OCR and notebook extras
-	$(PIP) -e '.[dev,ocr,notebook]'
+install-test:  ## everything the tests use: dev tools, the OCR, notebook and team (DuckLake) extras
+	$(PIP) -e '.[dev,ocr,notebook,team]'
 
 demo: install
 	minirag-mcp demo

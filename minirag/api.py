@@ -451,7 +451,7 @@ class Index:
             meta, n = self.tables.meta(), self.tables.counts(scheme=SCHEME_VERSION, scope=bases)
             s.indexed_model, s.dimension = meta.get("model_id"), int(meta["dim"]) if "dim" in meta else None
             s.source_count, s.chunk_count, s.stale_chunk_count = n["sources"], n["chunks"], n["stale_chunks"]
-            s.index_bytes = cfg.db_file.stat().st_size if bases is None else None
+            s.index_bytes = self.store.size_bytes() if bases is None else None  # a scoped caller sees no totals
         except MiniragError as e:
             s.index_error = str(e)
         s.scheme_warning = _scheme_warning(s.stale_chunk_count)

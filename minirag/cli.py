@@ -138,6 +138,9 @@ EXAMPLES = {
   minirag-mcp list --sort date --date-from 2026-01-01                        # newest first""",
     "status": """minirag-mcp status
   minirag-mcp status --json | jq .configError""",
+    "maintain": """minirag-mcp maintain --json                 # a lake: files merged, old snapshots expired""",
+    "copy": """minirag-mcp copy --from ~/notes/.minirag     # an index file into the lake (MINIRAG_CATALOG)
+  minirag-mcp copy --to /tmp/lake-copy                # the lake into a new index file""",
     "delete": """minirag-mcp delete notes/old.md
   minirag-mcp delete --source web/guide""",
     "eval": """minirag-mcp eval ../shared/eval/scifact --weights 0,0.3,0.6,1 --limit-queries 200""",
@@ -335,6 +338,17 @@ def build_parser() -> argparse.ArgumentParser:
     s = cmd("classify", "the labels and date one file would get under the corpus's taxonomy (nothing is stored)")
     s.add_argument("action", type=str, choices=["try"], help="try: label one file and show every value's probability")
     s.add_argument("file", type=str, help="the file (relative to the current directory)")
+    s = cmd(
+        "maintain", "keep the index healthy: a lake's small files merged, old snapshots expired, unused files removed"
+    )
+    s = cmd(
+        "copy", "copy an index file into the lake (MINIRAG_CATALOG), or the lake into an index file, vectors included"
+    )
+    g = s.add_mutually_exclusive_group(required=True)
+    g.add_argument(
+        "--from", dest="copy_from", type=str, metavar="DIR", help="the DB_PATH folder of an index to copy in"
+    )
+    g.add_argument("--to", dest="copy_to", type=str, metavar="DIR", help="an empty DB_PATH folder to copy the lake to")
     s = cmd("demo", "index the bundled sample documents with the packaged model and run a query")
     s.add_argument(
         "query", nargs="?", type=str, default="What does ERR_CONNECTION_REFUSED mean?", help="the query to run"
@@ -680,6 +694,8 @@ def _command(a, out, err) -> int:
 
         with _progress(a, err, "embedding", "chunk") as a.progress:
             return eval_cli(a, out, err, emit)
+    if a.cmd in ("maintain", "copy"):
+        return _lake_command(a, out, emit)
     ix = _query_index(a) if a.cmd == "query" else _index(a)
     ix.cfg.check()  # a bad setting or a missing root: one error line, before anything is opened or created
     if a.cmd == "query":
@@ -775,6 +791,30 @@ def run(argv=None, out=None, err=None) -> int:
             err,
             as_json,
         )
+
+# %% ../nbs/14_cli.ipynb #8b327522
+def _lake_command(a, out, emit) -> int:
+    from minirag.lake import copy_index
+    from minirag.store import Store
+
+    ix = _index(a)
+    st = ix.store
+    if a.cmd == "maintain":
+        r = st.maintain() if st.is_lake else dict(reclustered=ix.tables.maintain(force=True))
+        r = dict(backend="lake" if st.is_lake else "file", **r)
+    else:
+        if not st.is_lake:
+            raise MiniragError("copy moves an index into or out of a lake: set MINIRAG_CATALOG and MINIRAG_DATA")
+        other = Store(Path(a.copy_from or a.copy_to).expanduser().resolve() / "index.duckdb")
+        if a.copy_from and not other.exists():
+            raise MiniragError(f"no index at {other.db_file}; give --from the DB_PATH folder of an index")
+        r = copy_index(other, st) if a.copy_from else copy_index(st, other)
+        other.close()
+    if emit:
+        emit(r)
+    else:
+        print(json.dumps(r), file=out)
+    return 0
 
 # %% ../nbs/14_cli.ipynb #1df2e869
 def sample_docs_dir() -> Path:

@@ -139,6 +139,20 @@ def _known_ocr_lang(name, v):
         raise ConfigError(msg)
 
 
+def _catalog_url(name, v):
+    if not re.match(r"postgres(ql)?://", v):
+        raise ConfigError(
+            f"{name}={v!r} is not a PostgreSQL URL; use postgresql://user@host:port/database (a lake's catalog)"
+        )
+
+
+def _data_place(name, v):
+    if "://" not in v and not os.path.isabs(os.path.expanduser(v)):
+        raise ConfigError(
+            f"{name}={v!r} must be an absolute folder or an s3:// prefix, the same on every machine of the lake"
+        )
+
+
 def _memory_size(name, v):
     if not _SIZE.fullmatch(v):
         raise ConfigError(f"{name}={v!r} is not a memory size; use e.g. 256MB or 1GB")
@@ -243,6 +257,12 @@ SETTINGS = {
                 "instructions (total ≤ 2,048 characters)", field="instructions_append"),
         Setting("ALLOW_PRIVATE_URLS", "config", "flag", "1/true/yes/on lets `ingest-url` fetch private and local "
                 "addresses", False, field="allow_private_urls"),
+        Setting("MINIRAG_CATALOG", "config", "text", "a team index (a lake): its catalog's PostgreSQL URL, "
+                "`postgresql://user@host/db`", field="catalog", check=_catalog_url,
+                shown="unset: the index file under DB_PATH"),
+        Setting("MINIRAG_DATA", "config", "text", "a team index (a lake): its Parquet files' folder or `s3://` "
+                "prefix, the same on every machine", field="data_path",
+                check=_data_place),
         Setting("MINIRAG_LOCK_WAIT", "process", "number", "seconds to wait while another process writes the index",
                 LOCK_WAIT, lo=0, noun="a number of seconds"),
         Setting("MINIRAG_WARM_UP", "process", "switch", "0 stops the MCP server loading the model and vectors in "
@@ -415,6 +435,9 @@ def load_config(env=None, base_dirs=None, db_path=None, cache_dir=None, model_na
             setattr(cfg, s.field, attempt(lambda: place(s, raw), places[s.name]))
         else:
             setattr(cfg, s.field, attempt(lambda: s.read(raw), s.default))
+    if bool(cfg.catalog) != bool(cfg.data_path):  # a lake needs both: where its catalog is, and where its files are
+        have, lack = ("MINIRAG_CATALOG", "MINIRAG_DATA") if cfg.catalog else ("MINIRAG_DATA", "MINIRAG_CATALOG")
+        errors.append(f"{have} is set but {lack} is not; a lake needs both (or unset {have} for the index file)")
     cfg.error = "; ".join(errors) or None
     return cfg
 

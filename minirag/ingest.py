@@ -24,6 +24,7 @@ from .tokens import TokenCounter
 from .embed import Embedder
 from .security import resolve_in_roots
 from .store import Store, IndexUnavailableError
+from .lake import open_store
 from . import tuning
 from .tables import Tables, SourceRecord, input_key
 from .pauses import pause, pause_wanted, pause_in_transaction
@@ -47,11 +48,11 @@ class Engine:
         cfg: Config,
         idle_close: float = 0.0,
         embedder: Embedder | None = None,
-        store: Store | None = None,  # default: the index file of `cfg`
+        store: Store | None = None,  # default: the index `cfg` names (its file, or its lake)
         counter: TokenCounter | None = None,  # default: the embedder's tokenizer, loaded on first use
     ):
         self.cfg = cfg
-        self.store = store or Store(cfg.db_file, idle_close=idle_close)
+        self.store = store or open_store(cfg, idle_close)
         self.tables = Tables(self.store)
         self.embedder = embedder or Embedder(cfg.model_name, cfg.cache_dir)
         self._counter = counter

@@ -67,7 +67,7 @@ class SyncJobs:
     def start(self, eng: Engine, path=None, must_be_absolute: bool = False) -> SyncStarted:
         "Start a sync in a background thread and answer at once."
         sync_scope(eng.cfg.check(), path, must_be_absolute)
-        lock = SyncLock(eng.cfg.db_path).acquire()
+        lock = (eng.store.sync_lock() or SyncLock(eng.cfg.db_path)).acquire()
         job = _Run(uuid.uuid4().hex[:12])
 
         def run():

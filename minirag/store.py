@@ -14,10 +14,10 @@ from .config import MiniragError, IndexBusyError, setting
 from . import tuning
 
 # %% auto #0
-__all__ = ['NO_COMPRESSION', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'DOCUMENT_COLUMNS', 'WAITER_POLL', 'extension_path', 'fetch_roomy',
-           'connect', 'chunks_ddl', 'has_chunks', 'build_lookups', 'lookups_present', 'remove_lookups',
-           'add_document_columns', 'has_source_key', 'migrate', 'IndexUnavailableError', 'file_lock', 'file_unlock',
-           'Store']
+__all__ = ['NO_COMPRESSION', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'DOCUMENT_COLUMNS', 'WAITER_POLL', 'lake_connections',
+           'extension_path', 'fetch_roomy', 'connect', 'chunks_ddl', 'has_chunks', 'build_lookups', 'lookups_present',
+           'remove_lookups', 'add_document_columns', 'has_source_key', 'migrate', 'IndexUnavailableError', 'file_lock',
+           'file_unlock', 'Store', 'on_lake', 'emb_array']
 
 # %% ../nbs/05_store.ipynb #43bfb55d
 def extension_path(name: str) -> Path:
@@ -104,11 +104,11 @@ CREATE TABLE IF NOT EXISTS failures(source VARCHAR PRIMARY KEY, content_hash VAR
 """
 
 
-def chunks_ddl(dim: int) -> str:
-    "The chunks table, its vector column sized to the model's dimension."
+def chunks_ddl(dim: int | None) -> str:
+    "The chunks table, its vector column sized to the model's dimension (None: a list of any length, for a lake)."
     return f"""CREATE TABLE IF NOT EXISTS chunks(id BIGINT, source VARCHAR, chunk_index INTEGER, parent_id VARCHAR,
       text VARCHAR, prefix_len INTEGER, section_head VARCHAR, kind VARCHAR, tokens INTEGER, scheme INTEGER,
-      kw_len INTEGER, emb FLOAT[{dim}])"""
+      kw_len INTEGER, emb FLOAT[{dim or ""}])"""
 
 
 CHUNK_FIELDS = ["chunk_index", "parent_id", "text", "prefix_len", "section_head", "kind", "tokens", "scheme"]
@@ -122,7 +122,11 @@ _LOOKUPS = {"chunks_id": "id", "chunks_source": "source"}
 
 def has_chunks(con) -> bool:
     "True once the chunks table exists (the first write creates it, when the model's dimension is known)."
-    return bool(con.execute("SELECT count(*) FROM duckdb_tables() WHERE table_name = 'chunks'").fetchone()[0])
+    return bool(
+        con.execute(
+            "SELECT count(*) FROM duckdb_tables() WHERE table_name = 'chunks' AND database_name = current_database()"
+        ).fetchone()[0]
+    )
 
 
 def build_lookups(con) -> bool:
@@ -513,3 +517,37 @@ class Store:
                     if stop := _write_refused(e, self.db_file):
                         raise stop from None
                     raise
+
+# %% ../nbs/05_store.ipynb #88c96ac2
+lake_connections: set[int] = set()  # id() of the connections open on a lake (05c_lake)
+
+
+def on_lake(con) -> bool:
+    "True if `con` is open on a lake (vectors as lists, no indexes, no keys)."
+    return id(con) in lake_connections
+
+
+def emb_array(con, dim: int) -> str:
+    "The vector column as a fixed-size array of `dim`, for DuckDB's array functions."
+    return f"emb::FLOAT[{int(dim)}]" if id(con) in lake_connections else "emb"
+
+
+Store.is_lake = False
+
+
+def _size_bytes(self: Store) -> int:
+    "Bytes the index takes on disk."
+    return self.db_file.stat().st_size
+
+
+def _no_sync_lock(self: Store):
+    "None: a sync of a file index takes the file lock beside it (sync)."
+    return None
+
+
+def _never_conflicts(self: Store, e: BaseException) -> bool:
+    "False: one process writes the file at a time, so no write loses a race."
+    return False
+
+
+Store.size_bytes, Store.sync_lock, Store.is_conflict = _size_bytes, _no_sync_lock, _never_conflicts

@@ -335,7 +335,7 @@ def sync(
 ) -> SyncReport:
     "Reconcile the index with the roots (or with one path inside them)."
     scope = sync_scope(eng.cfg.check(), path, must_be_absolute)
-    t0, lock = time.monotonic(), lock or SyncLock(eng.cfg.db_path)
+    t0, lock = time.monotonic(), lock or eng.store.sync_lock() or SyncLock(eng.cfg.db_path)
     with lock, eng.store.kept_open():  # open once for the whole run: each close checkpoints (store)
         plan, failed, context = _plan(eng, scope, progress)
         todo, remembered = _remembered(eng.tables, failed, plan, scope, context)

@@ -6,6 +6,7 @@ Docs: https://example.invalid/minirag/tables.html.md"""
 
 # %% ../nbs/05b_tables.ipynb #d8662eb4
 from __future__ import annotations
+import functools, random, time
 from contextlib import nullcontext
 from dataclasses import dataclass, field
 import numpy as np  # pyarrow only where rows are written: a one-shot query never imports it (25–35 ms)
@@ -16,10 +17,10 @@ from .security import scope_condition
 from fastcore.basics import patch
 from .store import Store, CHUNK_FIELDS, FORMAT_VERSION, chunks_ddl, fetch_roomy
 from .store import has_chunks as _chunks_table_exists
-from .store import build_lookups, remove_lookups
+from .store import build_lookups, remove_lookups, on_lake
 
 # %% auto #0
-__all__ = ['SourceRecord', 'check_model', 'Tables', 'input_key', 'ensure_input_keys', 'Selection']
+__all__ = ['CONFLICT_RETRIES', 'SourceRecord', 'check_model', 'Tables', 'input_key', 'ensure_input_keys', 'Selection']
 
 # %% ../nbs/05b_tables.ipynb #e486e201
 @dataclass
@@ -69,7 +70,7 @@ def check_model(con, model_id: str, dim: int):
         )
     if "model_id" not in m:
         _set_meta(con, model_id=model_id, dim=dim, format=FORMAT_VERSION, generation=m.get("generation", 0))
-        con.execute(chunks_ddl(dim))
+        con.execute(chunks_ddl(None if on_lake(con) else dim))
 
 
 def _fsl(vecs: np.ndarray):
@@ -130,8 +131,28 @@ class Tables:
     def __repr__(self):
         return f"Tables({self.store.db_file if self.store else 'no store'})"
 
+# %% ../nbs/05b_tables.ipynb #a2c9bb36
+CONFLICT_RETRIES = 12  # a lost race is retried this often, waiting 20 ms growing to ~1 s (8 s in all)
+
+
+def _retried(fn):
+    "Run a write again, whole, when it lost a race with another writer's commit (`Store.is_conflict`)."
+
+    @functools.wraps(fn)
+    def run(self, *a, **kw):
+        for attempt in range(CONFLICT_RETRIES + 1):
+            try:
+                return fn(self, *a, **kw)
+            except Exception as e:
+                if attempt == CONFLICT_RETRIES or self.store is None or not self.store.is_conflict(e):
+                    raise
+                time.sleep(min(1.0, 0.02 * 1.5**attempt) * random.uniform(0.5, 1.0))  # apart, not in step
+
+    return run
+
 # %% ../nbs/05b_tables.ipynb #403e4432
 @patch
+@_retried
 def write_batch(self: Tables, items: list[tuple[SourceRecord, list[dict], np.ndarray]], model_id: str) -> list[int]:
     "Replace several sources in one transaction (one write for a batch of files); returns their chunk counts."
     import pyarrow as pa
@@ -259,6 +280,7 @@ def ensure_input_keys(con) -> int:
 
 # %% ../nbs/05b_tables.ipynb #81438261
 @patch
+@_retried
 def delete(self: Tables, source: str) -> bool:
     "Remove a source from the index; True if it was there."
     with self.store.transaction() as con:
@@ -269,6 +291,7 @@ def delete(self: Tables, source: str) -> bool:
 
 # %% ../nbs/05b_tables.ipynb #4b47bdff
 @patch
+@_retried
 def rename(self: Tables, old: str, new: str, root: str, mtime: float | None = None):
     "Re-path a source's entry and chunks in one transaction."
     with self.store.transaction() as con:
@@ -286,6 +309,7 @@ def rename(self: Tables, old: str, new: str, root: str, mtime: float | None = No
 
 # %% ../nbs/05b_tables.ipynb #cb31414b
 @patch
+@_retried
 def touch(self: Tables, rows: list[tuple[str, int, float]]):
     "Set (size, mtime) of these sources (same bytes, new stat)."
     if not rows:
@@ -303,6 +327,7 @@ def touch(self: Tables, rows: list[tuple[str, int, float]]):
 
 # %% ../nbs/05b_tables.ipynb #6fee2c21
 @patch
+@_retried
 def record_failures(self: Tables, items: list[tuple[str, str, int, float, str, str]]):
     "Remember (source, content_hash, size, mtime, reason, context) of files that failed, replacing earlier rows."
     if not items:
@@ -330,6 +355,7 @@ def record_failures(self: Tables, items: list[tuple[str, str, int, float, str, s
 
 
 @patch
+@_retried
 def forget_failures(self: Tables, sources: list[str]):
     "Drop the remembered failures of these sources (files gone from disk)."
     if not sources:
@@ -381,6 +407,13 @@ def _cluster_postings(store: Store, min_tail: float = 0.25, force: bool = False)
 def maintain(self: Tables, force: bool = False) -> bool:  # force: re-cluster whatever the tail
     """After a write that changed anything: re-cluster the postings when needed, then CHECKPOINT; True if it
     re-clustered."""
+    if self.store.is_lake:  # DuckLake's own CHECKPOINT merges, expires and cleans (05c_lake)
+        try:
+            self.store.maintain()
+        except Exception as e:  # lost to another writer's commit: the next sync's maintenance does it
+            if not self.store.is_conflict(e):
+                raise
+        return False
     with self.store.session() as con:
         clustered = _cluster_postings(self.store, force=force)
         con.execute("CHECKPOINT")
@@ -395,6 +428,7 @@ def meta(self: Tables, con=None) -> dict:
 
 
 @patch
+@_retried
 def set_meta(self: Tables, **kv):
     "Record keys in the meta table."
     with self.store.transaction() as con:

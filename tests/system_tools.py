@@ -29,7 +29,19 @@ TOOLS = {
     "catppt": "catdoc",
     # tests/test_docs.py opens the rendered docs in it (selenium + chromedriver)
     "chromium": "chromium chromium-driver",
+    # tests/test_lake*.py start a real server in a temporary folder (tests/pg.py), as an unprivileged user; locales:
+    # the ru_RU source its Russian-messages run compiles
+    "postgresql": "postgresql locales",
 }
+
+
+def postgres_bin() -> Path | None:
+    "The folder of Debian's PostgreSQL server programs (initdb, pg_ctl, postgres), newest version first."
+    versions = Path("/usr/lib/postgresql").glob("*/bin")
+    for d in sorted(versions, key=lambda p: -int(p.parent.name) if p.parent.name.isdigit() else 0):
+        if (d / "initdb").exists() and (d / "pg_ctl").exists():
+            return d
+    return None
 
 
 def required() -> bool:
@@ -42,6 +54,8 @@ def problem(name: str) -> str | None:
     "Why `name` cannot be used on this machine, or None when it can."
     if name not in TOOLS:
         raise KeyError(f"unknown system tool {name!r}; known: {', '.join(TOOLS)}")
+    if name == "postgresql":  # its server programs are not on PATH in Debian
+        return None if postgres_bin() else "PostgreSQL's initdb/pg_ctl are not under /usr/lib/postgresql/*/bin"
     exe = shutil.which(name)
     if not exe:
         return f"{name} is not on PATH"
