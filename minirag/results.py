@@ -335,6 +335,7 @@ class Status(Shown):
     ocr_hint: str | None = None  # what to install or fix for OCR
     index_error: str | None = None  # why the index cannot be opened or created
     index_bytes: int | None = None  # size of the index file
+    model_note: str | None = None  # which model queries and syncs use, and why
 
     _HEAD = ["setting", "value"]
 
