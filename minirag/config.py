@@ -32,7 +32,7 @@ class IndexBusyError(MiniragError):
     "Another process holds the index for longer than we are willing to wait."
 
 # %% ../nbs/00_config.ipynb #2aee4dcd
-DEFAULT_MODEL = "sentence-transformers/paraphrase-multilingual-MiniLM-L12-v2"
+DEFAULT_MODEL = "intfloat/multilingual-e5-small"  # retrieval-trained, Russian and English (embed page)
 MAX_TOP_K = 100
 BUDGET_RANGE = (16, 128)  # 128 = the default model's trained sequence length
 DEFAULT_CHUNK_TOKEN_BUDGET = 110
@@ -318,6 +318,9 @@ def installed_version() -> str:
 
 # %% ../nbs/00_config.ipynb #8b54e70c
 class _ConfigMethods:
+    # False when MODEL_NAME was left unset (load_config says so): an index built with another model keeps its own
+    model_chosen = True
+
     @property
     def db_file(self) -> Path:
         return self.db_path / "index.duckdb"
@@ -439,6 +442,7 @@ def load_config(env=None, base_dirs=None, db_path=None, cache_dir=None, model_na
         have, lack = ("MINIRAG_CATALOG", "MINIRAG_DATA") if cfg.catalog else ("MINIRAG_DATA", "MINIRAG_CATALOG")
         errors.append(f"{have} is set but {lack} is not; a lake needs both (or unset {have} for the index file)")
     cfg.error = "; ".join(errors) or None
+    cfg.model_chosen = bool(str(flags.get("MODEL_NAME") or env.get("MODEL_NAME") or "").strip())
     return cfg
 
 # %% ../nbs/00_config.ipynb #ac6fdd53

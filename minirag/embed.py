@@ -1,4 +1,4 @@
-"""fastembed behind a lazy wrapper: a model id or a local directory, loaded once on first use, batches sorted by length.
+"""fastembed behind a lazy wrapper: a model id or a local directory, loaded once on first use, batches sorted by length, each model's query and document prompts applied.
 
 Docs: https://example.invalid/minirag/embed.html.md"""
 
@@ -10,12 +10,14 @@ import hashlib, json, os, shutil, socket, sys, threading
 from importlib import resources
 from pathlib import Path
 import numpy as np
-from .config import MiniragError
+from .config import DEFAULT_MODEL, MiniragError, log
 from . import tuning
 
 # %% auto #0
-__all__ = ['PACKAGED_MODEL', 'EMBED_BATCH', 'packaged_model_files', 'packaged_model_dir', 'local_model_info', 'load_tokenizer',
-           'OnnxModel', 'batch_for', 'Embedder', 'preload']
+__all__ = ['PACKAGED_MODEL', 'E5_PROMPTS', 'BUILTIN_PROMPTS', 'NO_PROMPTS', 'HUB_MODELS', 'EMBED_BATCH', 'packaged_model_files',
+           'packaged_model_dir', 'local_model_info', 'read_prompts', 'model_identity', 'identity_base',
+           'load_tokenizer', 'OnnxModel', 'register_hub_models', 'index_model_name', 'model_note', 'batch_for',
+           'ModelDownloadError', 'Embedder', 'preload']
 
 # %% ../nbs/04_embed.ipynb #d3e9fa52
 PACKAGED_MODEL = "all-MiniLM-L6-v2-int8"
@@ -83,6 +85,55 @@ def local_model_info(d: str | Path) -> dict:
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return dict(model_file=str(onnx.relative_to(d)), dim=dim, model_id=f"local:{d.name}:{h.hexdigest()[:12]}")
+
+# %% ../nbs/04_embed.ipynb #20718c0d
+E5_PROMPTS = ("query: ", "passage: ")
+# registry ids whose model card asks for prefixes (a directory declares its own in config_sentence_transformers.json)
+BUILTIN_PROMPTS = {
+    f"intfloat/{n}": E5_PROMPTS
+    for n in (
+        "multilingual-e5-small",
+        "multilingual-e5-base",
+        "multilingual-e5-large",
+        "e5-small-v2",
+        "e5-base-v2",
+        "e5-large-v2",
+    )
+}
+NO_PROMPTS = ("", "")
+_DOCUMENT_KEYS = ("document", "passage", "corpus")  # the names sentence-transformers models use for the text side
+
+
+def read_prompts(d: str | Path) -> tuple[str, str]:
+    "(query, document) prefixes model directory `d` declares; its config's model name in `BUILTIN_PROMPTS` otherwise."
+    p = Path(d) / "config_sentence_transformers.json"
+    if p.is_file():
+        try:
+            st = json.loads(p.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise MiniragError(f"{p} is not valid JSON; fix it or remove it (it declares the model's prompts)")
+        prompts = st.get("prompts") if isinstance(st, dict) else None
+        if prompts is not None:
+            if not isinstance(prompts, dict) or not all(isinstance(v, str) for v in prompts.values()):
+                raise MiniragError(f'{p}: "prompts" must map names to strings, e.g. {{"query": "query: "}}')
+            return prompts.get("query", ""), next((prompts[k] for k in _DOCUMENT_KEYS if k in prompts), "")
+    try:
+        name = json.loads((Path(d) / "config.json").read_text()).get("_name_or_path", "")
+    except (OSError, ValueError, AttributeError):
+        name = ""
+    return BUILTIN_PROMPTS.get(name, NO_PROMPTS)
+
+
+def model_identity(base: str, prompts: tuple[str, str]) -> str:
+    "The model id an index records: the model, and its prompts when it has any (a prompt change is a model change)."
+    if prompts == NO_PROMPTS:
+        return base  # an index built before prompts existed keeps matching its model
+    return f"{base} prompts={json.dumps(dict(query=prompts[0], document=prompts[1]), ensure_ascii=False)}"
+
+
+def identity_base(identity: str) -> str:
+    "The model part of a recorded id, without its prompts."
+    return identity.split(" prompts={", 1)[0]
 
 # %% ../nbs/04_embed.ipynb #69cc61a4
 def load_tokenizer(d: Path):
@@ -163,6 +214,56 @@ class OnnxModel:
         )
         return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(out.dtype, copy=False)
 
+# %% ../nbs/04_embed.ipynb #d7cd4f7d
+# not in fastembed's list: registered from the hub repository's own ONNX export (mean pooling, unit length)
+HUB_MODELS = {"intfloat/multilingual-e5-small": dict(dim=384, model_file="onnx/model.onnx")}
+
+
+def register_hub_models():
+    "Teach fastembed the hub models it does not list (once per process)."
+    from fastembed import TextEmbedding
+    from fastembed.common.model_description import ModelSource, PoolingType
+
+    known = {m["model"] for m in TextEmbedding.list_supported_models()}
+    for name, spec in HUB_MODELS.items():
+        if name not in known:
+            TextEmbedding.add_custom_model(
+                model=name,
+                pooling=PoolingType.MEAN,
+                normalization=True,
+                sources=ModelSource(hf=name),
+                dim=spec["dim"],
+                model_file=spec["model_file"],
+            )
+
+
+def index_model_name(recorded: str, cache_dir: str | Path) -> str | None:
+    "What MODEL_NAME would load the model an index records: a hub id, the packaged model's folder, else None."
+    base = identity_base(recorded)
+    if not base.startswith("local:"):
+        return base
+    if base.startswith(f"local:{PACKAGED_MODEL}:"):
+        d = packaged_model_dir(cache_dir)
+        if local_model_info(d)["model_id"] == base:
+            return str(d)
+    return None
+
+
+def model_note(model_name: str, chosen: bool, recorded: str | None) -> str:
+    "One sentence for `status`: which model queries and syncs use, and why (reads no model)."
+    if chosen:
+        return f"{model_name}, set by MODEL_NAME"
+    base = identity_base(recorded) if recorded else None
+    if base and base != model_name:
+        return (
+            f"{base}: MODEL_NAME is unset and this index was built with it, so it keeps it; to move to the default "
+            f"{model_name}, set DB_PATH to a new folder (or delete the index) and sync again"
+        )
+    return (
+        f"{model_name}, the default: retrieval-trained, reads Russian and English, with query/passage prompts; "
+        f"without the model hub a first sync uses the packaged English model {PACKAGED_MODEL} instead"
+    )
+
 # %% ../nbs/04_embed.ipynb #27b343d9
 _lock = threading.Lock()
 _models: dict = {}  # (model_name, cache_dir) -> (loaded model, info), once per process
@@ -186,16 +287,48 @@ def batch_for(chars: int, batch: int = EMBED_BATCH, tokens: int = 128) -> int:
     return max(1, min(batch, int(batch * (tokens / max(chars / 4, tokens)) ** 2)))
 
 
+class ModelDownloadError(MiniragError):
+    "A hub model is not in the cache and could not be downloaded."
+
+
 class Embedder:
     "A lazily loaded text-embedding model: a local directory on ONNX Runtime (`OnnxModel`), a model id via fastembed."
 
     def __init__(
-        self, model_name: str, cache_dir: str | Path, threads: int | None = None, batch_size: int = EMBED_BATCH
+        self,
+        model_name: str,
+        cache_dir: str | Path,
+        threads: int | None = None,
+        batch_size: int = EMBED_BATCH,
+        chosen: bool = True,  # False: MODEL_NAME is unset, so an index built with another model keeps its own
     ):
         self.model_name, self.cache_dir = model_name, Path(cache_dir)
         self.threads, self.batch_size = threads or os.cpu_count() or 1, batch_size
         self._model = self._info = None
         self.calls = 0  # texts embedded so far; tests use it to prove nothing was re-embedded
+        self.chosen, self.note = chosen, None  # note: why the model in use is not the configured one
+        self._index_model = None  # () -> the model id the index records (or None), set by `follow_index`
+        self._recorded = None
+
+    def follow_index(self, recorded):  # () -> the model id the index records, or None for a new index
+        "With MODEL_NAME unset, use the model the index was built with; read on first use, never at start-up."
+        if not self.chosen and self._info is None:
+            self._index_model = recorded
+
+    def _resolve(self):
+        if self._index_model is None:
+            return
+        recorded, self._index_model = self._index_model(), None
+        self._recorded = recorded
+        name = index_model_name(recorded, self.cache_dir) if recorded else None
+        if name and name != self.model_name:
+            self.note = (
+                f"MODEL_NAME is unset and this index was built with {identity_base(recorded)!r}, so it keeps that "
+                f"model; to move to the default {DEFAULT_MODEL!r}, set DB_PATH to a new folder (or delete the index) "
+                "and sync again"
+            )
+            log.warning(self.note)
+            self.model_name = name
 
     @property
     def is_local(self) -> bool:
@@ -204,9 +337,13 @@ class Embedder:
     def info(self) -> dict:
         "Model id, dimension and directory (loads a hub model, not a local one)."
         if self._info is None:
+            self._resolve()
+        if self._info is None:
             if self.is_local:
                 d = Path(os.path.realpath(os.path.expanduser(self.model_name)))
-                self._info = dict(local_model_info(d), model_dir=str(d))
+                info, prompts = local_model_info(d), read_prompts(d)
+                info.update(model_id=model_identity(info["model_id"], prompts), model_dir=str(d), prompts=prompts)
+                self._info = info
             else:
                 self._load()
         return self._info
@@ -223,9 +360,35 @@ class Embedder:
     def model_dir(self) -> Path:
         return Path(self.info()["model_dir"])
 
+    @property
+    def prompts(self) -> tuple[str, str]:
+        "(query, document) prefixes this model is run with."
+        return self.info()["prompts"]
+
+    def prompt_tokens(self, count) -> int:  # count(text) -> tokens, the model's own counter
+        "Tokens the document prompt takes from every chunk's budget."
+        return count(self.prompts[1]) if self.prompts[1] else 0
+
     def _load(self):
         if self._model is not None:
             return self._model
+        self._resolve()
+        try:
+            return self._load_named()
+        except ModelDownloadError as e:
+            if self.chosen or self.model_name != DEFAULT_MODEL or self._recorded:
+                raise
+            # MODEL_NAME unset on a machine without the hub: the packaged model keeps a first sync usable offline
+            self.note = (
+                f"the default model {DEFAULT_MODEL!r} could not be downloaded ({e.why}); using the packaged English "
+                f"model {PACKAGED_MODEL} instead, which reads Russian less well. To move to the default once the model "
+                "hub is reachable, set DB_PATH to a new folder (or delete the index) and sync again"
+            )
+            log.warning(self.note)
+            self.model_name, self._info = str(packaged_model_dir(self.cache_dir)), None
+            return self._load_named()
+
+    def _load_named(self):
         key = (self.model_name, str(self.cache_dir))
         with _lock:
             if key not in _models:
@@ -269,6 +432,7 @@ class Embedder:
         _quiet_fastembed()
         from fastembed import TextEmbedding
 
+        register_hub_models()
         supported = {m["model"]: m for m in TextEmbedding.list_supported_models()}
         if self.model_name not in supported:
             raise MiniragError(
@@ -289,22 +453,28 @@ class Embedder:
                 m = TextEmbedding(self.model_name, cache_dir=str(self.cache_dir), threads=self.threads)
             except Exception as e:
                 raise self._download_error(str(e)[:200])
-        d = Path(m.model._model_dir)
-        return m, dict(model_id=self.model_name, dim=supported[self.model_name]["dim"], model_dir=str(d))
+        d, prompts = Path(m.model._model_dir), BUILTIN_PROMPTS.get(self.model_name, NO_PROMPTS)
+        info = dict(model_id=model_identity(self.model_name, prompts), dim=supported[self.model_name]["dim"])
+        return m, dict(info, model_dir=str(d), prompts=prompts)
 
     def _download_error(self, why):
-        return MiniragError(
+        e = ModelDownloadError(
             f"could not download embedding model {self.model_name!r} into {self.cache_dir}: {why}. "
             "Fix: connect to the network once, or set MODEL_NAME to a local directory holding model.onnx, "
             "tokenizer.json and config.json (see README: offline models)"
         )
+        e.why = why
+        return e
 
-    def embed(self, texts: list[str]) -> np.ndarray:
+    def embed(self, texts: list[str], kind: str = "document") -> np.ndarray:  # "document" or "query": which prompt
         "Unit-norm float32 vectors, one row per text, in input order."
         texts = list(texts)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         m = self._load()
+        prefix = self.prompts[0 if kind == "query" else 1]
+        if prefix:
+            texts = [prefix + t for t in texts]
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
         vecs, i = [], 0
         while i < len(order):  # shortest first; a run of long texts goes in smaller batches
@@ -318,7 +488,11 @@ class Embedder:
         return out
 
     def embed_query(self, text: str) -> np.ndarray:
-        return self.embed([text])[0]
+        "The vector of a query, with the model's query prompt."
+        return self.embed([text], kind="query")[0]
+
+    def embed_queries(self, texts: list[str]) -> np.ndarray:
+        return self.embed(texts, kind="query")
 
 # %% ../nbs/04_embed.ipynb #b0a7e102
 _preloaded: set = set()  # "query", "write": what this process has imported already

@@ -30,10 +30,10 @@ from minirag.search import (
 )
 
 # %% auto #0
-__all__ = ['K', 'TOP_K', 'DEFAULT_SWEEP', 'BeirSet', 'load_beir', 'doc_ranking', 'metrics', 'default_eval_dir', 'index_key',
-           'CachedEmbed', 'build_index', 'open_eval_index', 'query_candidates', 'chunk_sources', 'per_query',
-           'score_run', 'tuning_half', 'query_language', 'language_table', 'parse_weights', 'evaluate', 'summary',
-           'sweep_table', 'eval_cli']
+__all__ = ['K', 'TOP_K', 'DEFAULT_SWEEP', 'BeirSet', 'load_beir', 'doc_ranking', 'metrics', 'default_eval_dir', 'model_counter',
+           'index_key', 'CachedEmbed', 'build_index', 'open_eval_index', 'query_candidates', 'chunk_sources',
+           'per_query', 'score_run', 'tuning_half', 'query_language', 'language_table', 'parse_weights', 'evaluate',
+           'summary', 'sweep_table', 'eval_cli']
 
 # %% ../nbs/12_eval.ipynb #2f4e9e04
 @dataclass
@@ -144,6 +144,11 @@ def default_eval_dir() -> Path:
     return Path(user_cache_dir("minirag")) / "eval"
 
 
+def model_counter(embedder):
+    "The embedder's own token counter (a stand-in run elsewhere brings one), else its model folder's tokenizer."
+    return getattr(embedder, "counter", None) or TokenCounter.from_model_dir(embedder.model_dir)
+
+
 def index_key(ds: BeirSet, model_id: str, budget: int) -> str:
     "Cache key of a set's index: corpus bytes, model, chunking scheme and budget."
     return hashlib.sha256(f"{ds.digest}|{model_id}|{SCHEME_VERSION}|{budget}".encode()).hexdigest()[:12]
@@ -223,7 +228,7 @@ def open_eval_index(
         store.close()
         shutil.rmtree(d)  # an interrupted build: start over
     d.mkdir(parents=True, exist_ok=True)
-    counter = TokenCounter.from_model_dir(embedder.model_dir)
+    counter = model_counter(embedder)
     build_index(ds, store, embedder, counter, budget, progress=progress, vector_cache=d.parent / "vectors")
     Tables(store).set_meta(eval_key=key)
     return store
@@ -235,8 +240,8 @@ TOP_K = 50
 def query_candidates(store: Store, embedder, ds: BeirSet, top_k: int = TOP_K, progress=None) -> dict:
     "query id -> (vector list, keyword list, vocab_share), each list a window of (chunk id, score) pairs."
     qids = list(ds.queries)
-    count = TokenCounter.from_model_dir(embedder.model_dir).count
-    qv = embedder.embed([ds.queries[q] for q in qids])
+    count = model_counter(embedder).count
+    qv = embedder.embed_queries([ds.queries[q] for q in qids])  # with the model's query prompt
     win, out = candidate_window(top_k), {}
     with store.session() as con:
         for i, (q, v) in enumerate(zip(qids, qv)):

@@ -54,8 +54,16 @@ class Engine:
         self.cfg = cfg
         self.store = store or open_store(cfg, idle_close)
         self.tables = Tables(self.store)
-        self.embedder = embedder or Embedder(cfg.model_name, cfg.cache_dir)
+        self.embedder = embedder or Embedder(cfg.model_name, cfg.cache_dir, chosen=cfg.model_chosen)
+        if hasattr(self.embedder, "follow_index"):  # MODEL_NAME unset: the index keeps the model it was built with
+            self.embedder.follow_index(lambda: self.tables.meta().get("model_id") if self.tables.exists() else None)
         self._counter = counter
+
+    @property
+    def budget(self) -> int:
+        "Tokens a chunk may hold: the configured budget less the model's document prompt, which it is embedded with."
+        tokens = getattr(self.embedder, "prompt_tokens", None)
+        return self.cfg.chunk_token_budget - (tokens(self.counter.count) if tokens else 0)
 
     @property
     def counter(self) -> TokenCounter:
@@ -166,7 +174,7 @@ def _prepare_file(eng: Engine, item: FileItem, facts: dict | None) -> Prepared:
         facts.update(hash=h, size=st.st_size, mtime=st.st_mtime)
     conv = convert_file(p, cfg)
     title = file_title(conv.meta_title, conv.markdown, p)
-    category, rows = prepare_chunks(conv.markdown, title, eng.counter, cfg.chunk_token_budget)
+    category, rows = prepare_chunks(conv.markdown, title, eng.counter, eng.budget)
     if not rows:
         raise MiniragError(f"{p}: no text to index (0 chunks); the previous version, if any, is kept")
     rec = SourceRecord(
@@ -177,7 +185,7 @@ def _prepare_file(eng: Engine, item: FileItem, facts: dict | None) -> Prepared:
 
 
 def _prepare_text(eng: Engine, item: TextItem) -> Prepared:
-    category, rows = prepare_chunks(item.markdown, item.title, eng.counter, eng.cfg.chunk_token_budget)
+    category, rows = prepare_chunks(item.markdown, item.title, eng.counter, eng.budget)
     if not rows:
         raise MiniragError(f"{item.source}: no text to index (0 chunks); the previous version, if any, is kept")
     h = hashlib.sha256(item.markdown.encode("utf-8", "replace")).hexdigest()
@@ -604,7 +612,8 @@ Pipeline.reuse = True  # False: embed every chunk as it comes (a fresh ingest, t
 @patch
 def encoder_input(self: Pipeline, text: str) -> str:
     "Exactly what the model sees for a chunk: a document prefix some models want, then the chunk's text."
-    return (getattr(self.eng.embedder, "document_prefix", "") or "") + text
+    prompts = getattr(self.eng.embedder, "prompts", None)  # (query, document); a stand-in embedder may have none
+    return (prompts[1] if prompts else "") + text
 
 
 @patch

@@ -345,6 +345,7 @@ class Status(Shown):
     index_error: str | None = None  # why the index cannot be opened or created
     index_bytes: int | None = None  # size of the index file
     labels: dict | None = None  # with a taxonomy file: its facets, values with document counts, and what lacks one
+    model_note: str | None = None  # which model queries and syncs use, and why
 
     _HEAD = ["setting", "value"]
 

@@ -18,10 +18,10 @@ from .bm25 import held_keyword_search
 
 # %% auto #0
 __all__ = ['MAX_QUERY_CHARS', 'DOC_CONTEXT', 'K1', 'B', 'DOC_BM25', 'RRF_K', 'COS_SCALE', 'FUSIONS', 'INFO_RANK', 'VEC_SPREAD',
-           'KW_SPREAD', 'VOCAB_SHARE', 'vector_search', 'query_terms', 'keyword_search', 'Hit', 'fuse', 'fuse_adaptive',
-           'default_fusion', 'candidate_window', 'vocab_share', 'informativeness', 'effective_weight', 'fuse_lists',
-           'group_cut', 'apply_filters', 'validate_query', 'display_path', 'section_id', 'Candidates', 'candidates',
-           'rank', 'hit_text']
+           'KW_SPREAD', 'VOCAB_SHARE', 'LETTERS_PER_PIECE', 'vector_search', 'query_terms', 'keyword_search', 'Hit',
+           'fuse', 'fuse_adaptive', 'default_fusion', 'candidate_window', 'vocab_share', 'informativeness',
+           'effective_weight', 'fuse_lists', 'group_cut', 'apply_filters', 'validate_query', 'display_path',
+           'section_id', 'Candidates', 'candidates', 'rank', 'hit_text']
 
 # %% ../nbs/06_search.ipynb #0fa543fe
 from .security import scope_bases
@@ -203,13 +203,17 @@ def candidate_window(top_k: int) -> int:
 INFO_RANK = 9  # a side's signal: how far its best candidate stands above its 10th
 VEC_SPREAD = 0.1  # cosine-distance drop (1st → 10th) at which the vector side counts fully
 KW_SPREAD = 0.65  # relative score drop (1st → 10th) at which the keyword side counts fully (below: squared share)
-VOCAB_SHARE = 0.9  # share of the query's words the model has as one token at which the vector side counts fully
+VOCAB_SHARE = 0.9  # share of the query's words the model reads at which the vector side counts fully
+# a word cut into pieces of this many letters on average is read, not spelled: a vocabulary trained on the language
+# cuts at stems and endings (multilingual-e5's XLM-R: 0.92 of debfaq-ru's query words), one without it falls back to
+# letters and pairs (the packaged English model: 0.30 of them)
+LETTERS_PER_PIECE = 3
 
 
 def vocab_share(count, query: str) -> float:
-    "Share of the query's words that the tokenizer keeps whole (`count(word) == 1`); 1.0 for a query without words."
+    "Share of the query's words the model's tokenizer reads: kept whole, or cut into pieces of 3+ letters on average."
     words = re.findall(r"[^\W\d_]+", query)
-    return sum(count(x) == 1 for x in words) / len(words) if words else 1.0
+    return sum(count(x) == 1 or len(x) >= LETTERS_PER_PIECE * count(x) for x in words) / len(words) if words else 1.0
 
 
 def informativeness(
