@@ -95,10 +95,13 @@ def fractions(s: str) -> tuple[float, ...]:
 ENVIRONMENT = environment_help()  # generated from the settings table, as the README's table is
 
 # the variables each command reads, so its --help names only those; `minirag-mcp help env` shows them all
-_PLACE = ("BASE_DIR", "BASE_DIRS", "DB_PATH", "MINIRAG_LOCK_WAIT", "MINIRAG_DUCKDB_MEMORY", "MINIRAG_DEBUG")
+_PLACE = ("BASE_DIR", "BASE_DIRS", "DB_PATH", "MINIRAG_CATALOG", "MINIRAG_DATA")
+_PLACE += ("MINIRAG_LOCK_WAIT", "MINIRAG_DUCKDB_MEMORY", "MINIRAG_DEBUG")
 _MODEL = ("CACHE_DIR", "MODEL_NAME")
 _WRITE = ("MAX_FILE_SIZE", "CHUNK_TOKEN_BUDGET", "RAG_OCR_LANG", "RAG_OCR_MIN_CHARS_PER_PAGE")
 _SEARCH = ("RAG_HYBRID_WEIGHT", "RAG_GROUPING", "RAG_FUSION", "RAG_MAX_DISTANCE", "RAG_MAX_FILES")
+_SERVE = ("MINIRAG_HOLD_VECTORS", "MINIRAG_IDLE_CLOSE", "MINIRAG_WARM_UP", "MINIRAG_WATCH")
+_SERVE += ("MINIRAG_TOKENS_FILE", "MINIRAG_PUBLIC_URL", "MINIRAG_OAUTH_ISSUER", "MINIRAG_OAUTH_JWKS")
 COMMAND_SETTINGS = {
     "ingest": _PLACE + _MODEL + _WRITE,
     "ingest-url": _PLACE + _MODEL + ("MAX_FILE_SIZE", "CHUNK_TOKEN_BUDGET", "ALLOW_PRIVATE_URLS"),
@@ -111,6 +114,11 @@ COMMAND_SETTINGS = {
     "delete": _PLACE,
     "eval": _MODEL + ("CHUNK_TOKEN_BUDGET", "RAG_FUSION", "MINIRAG_DUCKDB_MEMORY", "MINIRAG_DEBUG"),
     "demo": _MODEL + _WRITE + _SEARCH + ("MINIRAG_DUCKDB_MEMORY", "MINIRAG_DEBUG"),
+    "serve": _PLACE + _MODEL + _WRITE + _SEARCH + _SERVE,
+    "token": ("BASE_DIR", "BASE_DIRS", "DB_PATH", "MINIRAG_TOKENS_FILE"),
+    "classify": _PLACE + _MODEL + _WRITE,
+    "maintain": _PLACE,
+    "copy": _PLACE + _MODEL,
 }
 
 EXAMPLES = {
