@@ -227,6 +227,7 @@ def open_eval_index(
                 return store
         store.close()
         shutil.rmtree(d)  # an interrupted build: start over
+        store = Store(d / "index.duckdb")  # a new file: its schema is made afresh on first open
     d.mkdir(parents=True, exist_ok=True)
     counter = model_counter(embedder)
     build_index(ds, store, embedder, counter, budget, progress=progress, vector_cache=d.parent / "vectors")

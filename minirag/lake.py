@@ -13,6 +13,7 @@ from urllib.parse import urlsplit, urlunsplit, parse_qsl, urlencode, quote
 import duckdb
 from .config import Config, ConfigError, MiniragError
 from .store import Store, IndexUnavailableError, connect, extension_path, lake_connections, _SCHEMA
+from .store import add_document_columns
 
 # %% auto #0
 __all__ = ['LAKE_SCHEMA', 'LAKE', 'OPEN_ATTEMPTS', 'lake_url', 'shown_catalog', 'data_path', 'lake_extension', 'is_conflict',
@@ -137,6 +138,9 @@ class LakeStore(Store):
             con.execute(f"ATTACH 'ducklake:postgres:{url}' AS {LAKE} (DATA_PATH '{path}')")
             con.execute(f"USE {LAKE}")
             con.execute(LAKE_SCHEMA)
+            # the columns added after the first layout (dates, labels); DuckLake adds a missing column in one
+            # commit and passes over one that is there without a commit
+            add_document_columns(con)
             for k, v in _OPTIONS.items():
                 if (
                     con.execute(
@@ -325,7 +329,7 @@ def open_store(cfg: Config, idle_close: float = 0.0) -> Store:
     return Store(cfg.db_file, idle_close=idle_close)
 
 # %% ../nbs/05c_lake.ipynb #1119c336
-_ROWS = ("sources", "chunks", "postings", "failures")
+_ROWS = ("sources", "chunks", "postings", "failures", "labels")
 
 
 def copy_index(src: Store, dst: Store) -> dict:
@@ -356,6 +360,8 @@ def copy_index(src: Store, dst: Store) -> dict:
         con.execute(f"ATTACH '{file}' AS f{' (READ_ONLY)' if other is src else ''}")
         try:
             s, d = ("f", LAKE) if other is src else (LAKE, "f")
+            # a column added after the first layout travels too (a freshly bound index lacks it until a write)
+            con.execute(f"ALTER TABLE {d}.main.chunks ADD COLUMN IF NOT EXISTS ehash BIGINT")
             con.execute("BEGIN TRANSACTION")
             try:
                 for t in _ROWS:
