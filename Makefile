@@ -29,5 +29,5 @@ test: nbtest pytest
 bench: install-test  ## retrieval quality; EVAL=dir overrides the eval sets folder (default ../shared/eval beside the repo)
 	$(PY) bench/bench_eval.py $(EVAL)
 
-outputs: install-test  ## re-run the home page, tutorials and explanations, re-render the README (the docs test compares them)
+outputs: install-test  ## re-run every notebook (home page, tutorials, explanations, module pages), re-render the README (the docs test compares them)
 	$(PY) tools/outputs.py

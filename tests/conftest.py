@@ -16,6 +16,7 @@ def pytest_configure(config):
         "requires_tool(name, ...): needs a system tool pip cannot install "
         f"(one of {', '.join(system_tools.TOOLS)}); skipped when missing",
     )
+    config.addinivalue_line("markers", "slow: runs every notebook of a kind (minutes); -m 'not slow' leaves it out")
 
 
 def need_tool(name: str):

@@ -382,3 +382,86 @@ def test_tutorial_runs_outside_the_repo(nb, tmp_path):
         assert "image/png" in mimes, f"{nb.name}: a figure cell shows no image ({texts[:200]!r}):\n{c.source[:300]}"
     moved = outputs.differences(nbformat.read(nb, as_version=4), ran)
     assert not moved, f"{nb.name}: committed outputs differ from a fresh run (python tools/outputs.py):\n" + "\n".join(moved)
+
+# ---------------------------------------------------------------------------------------------------------------
+# Links a reader follows from the package itself: each module's docstring ends with a "Docs:" link only when
+# pyproject names the documentation's home, and then to the module's page there; no placeholder host anywhere.
+
+def test_module_docs_links_come_from_the_configured_url():
+    import ast, tomllib
+    from nbdev.config import nbpath2html
+    urls = tomllib.loads((ROOT/"pyproject.toml").read_text(encoding="utf-8"))["project"].get("urls", {})
+    doc_url = urls.get("Documentation", "").rstrip("/")
+    modules = {}
+    for nb in NBS.glob("*.ipynb"):
+        m = re.search(r"#\|\s*default_exp\s+([\w.]+)", nb.read_text(encoding="utf-8"))
+        if m: modules[ROOT/"minirag"/(m.group(1).replace(".", "/") + ".py")] = nb
+    assert len(modules) > 20, "every module notebook names its module"
+    wrong = []
+    for py, nb in sorted(modules.items()):
+        doc = ast.get_docstring(ast.parse(py.read_text(encoding="utf-8"))) or ""
+        links = re.findall(r"(?m)^Docs:\s*(\S+)", doc)
+        want = [f"{doc_url}/{nbpath2html(nb.relative_to(NBS)).as_posix()}.md"] if doc_url else []
+        if links != want: wrong.append(f"{py.name}: {links} (want {want})")
+    assert not wrong, "module docstrings' Docs: links (nbdev-export writes them from [project.urls]):\n" + \
+        "\n".join(wrong)
+
+def test_no_placeholder_host_in_pages_modules_or_site_config():
+    "A host under .invalid is a placeholder (the pages' examples use .example): none in a page, module or site file."
+    placeholder = re.compile(r"(?i)\b[\w.-]+\.invalid(?=[/\"'\s:)]|$)")
+    files = [*NOTEBOOKS, *sorted((ROOT/"minirag").rglob("*.py")), ROOT/"README.md", ROOT/"_quarto.yml",
+             NBS/"sidebar.yml"]
+    found = [f"{f.relative_to(ROOT)}: {m.group(0)}"
+             for f in files for m in placeholder.finditer(f.read_text(encoding="utf-8"))]
+    assert not found, "\n".join(found[:40])
+    assert placeholder.search('Docs: https://example.invalid/minirag/cli.html.md"""')  # what it used to say
+
+# ---------------------------------------------------------------------------------------------------------------
+# Module pages show their small outputs, and they are what the code gives today: each module notebook, run where
+# it is as nbdev-test runs it (tools/run_nbs.py), against what is committed. `python tools/outputs.py` rewrites them.
+
+MODULE_NBS = outputs.MODULES
+
+@pytest.fixture(scope="module")
+def module_runs(request, tmp_path_factory):
+    "Fresh runs of the module notebooks this session tests, two at a time (each runs alone, as under nbdev-test)."
+    from concurrent.futures import ThreadPoolExecutor
+    wanted = [i.callspec.params["nb"] for i in request.session.items
+              if getattr(i, "originalname", "") == "test_module_outputs_are_current" and hasattr(i, "callspec")]
+    out = tmp_path_factory.mktemp("module-runs")
+    pool = ThreadPoolExecutor(2)
+    yield {nb: pool.submit(outputs.module_run, nb, out/nb.name) for nb in wanted}
+    pool.shutdown(wait=False, cancel_futures=True)
+
+@pytest.mark.slow
+@pytest.mark.parametrize("nb", MODULE_NBS, ids=[p.name for p in MODULE_NBS])
+def test_module_outputs_are_current(nb, module_runs):
+    "A module page shows what its cells give: none missing, none stale (timings, sizes and temp paths aside)."
+    import json
+    fresh = module_runs[nb].result(timeout=1200)
+    moved = outputs.differences(json.loads(nb.read_text(encoding="utf-8")), fresh)
+    fix = f"python tools/outputs.py {nb.relative_to(ROOT)}"
+    assert not moved, f"{nb.name}: committed outputs differ from a fresh run ({fix}):\n" + "\n".join(moved)
+
+def test_module_runs_leave_out_what_nbdev_test_leaves_out(tmp_path):
+    "A cell marked `eval: false` or with a test flag is not run and shows nothing, so saved outputs do not depend on"
+    "the machine's system tools; a library warning naming this machine's paths is not saved; the rest is."
+    import json, nbformat
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell("# T\n> t"),
+                nbformat.v4.new_code_cell("1 + 1"),
+                nbformat.v4.new_code_cell("#| eval: false\nraise SystemExit('not run')"),
+                nbformat.v4.new_code_cell("#| slow\nprint('flagged')"),
+                nbformat.v4.new_code_cell("import sys\n"
+                                          "print('/usr/lib/python3/x.py:1: UserWarning: w', file=sys.stderr)\n'kept'")]
+    nb.cells[2].outputs = [nbformat.v4.new_output("stream", name="stdout", text="stale")]
+    src = NBS/"_reader_probe.ipynb"  # in nbs/, where module notebooks run (nbdev's config is found from there)
+    nbformat.write(nb, src)
+    try:
+        ran = outputs.module_run(src, tmp_path/"ran.ipynb")
+    finally:
+        src.unlink()
+    shown = [outputs.results(c) for c in ran["cells"] if c["cell_type"] == "code"]
+    assert shown == [["2"], [], [], ["'kept'"]], shown
+    assert not any(o.get("name") == "stderr" for c in ran["cells"] for o in c.get("outputs", []))
+    assert json.loads(json.dumps(ran))["cells"][2]["outputs"] == []

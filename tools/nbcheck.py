@@ -6,7 +6,7 @@ WIDGET_MIMES = {"application/vnd.jupyter.widget-view+json", "application/vnd.jup
 # Things that change from run to run or machine to machine.
 PATTERNS = {
     "absolute temp/home path": re.compile(r"(?<![\w.])/(?:tmp|root|home|private/var|var/folders|work)/"),
-    "memory address": re.compile(r"\b0x7f[0-9a-f]{6,}"),
+    "memory address": re.compile(r"\b0x7f[0-9a-f]{8,}"),  # 64-bit: 0x7f and 10 more digits (0x7f000001 is an IP)
     "timestamp": re.compile(r"\b20\d\d-[01]\d-[0-3]\d[T ][0-2]\d:[0-5]\d"),
 }
 

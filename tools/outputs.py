@@ -1,9 +1,16 @@
 #!/usr/bin/env python3
 """Committed notebook outputs against a fresh run: what a reader sees must be what the code gives today.
 
-Usage: python tools/outputs.py                  # re-run the home page, tutorials and explanations; re-render README
+Usage: python tools/outputs.py                  # re-run every page and module notebook; re-render README
+       python tools/outputs.py NB…              # re-run only these notebooks (README too if index.ipynb is one)
        python tools/outputs.py --check [NB…]    # run them afresh and compare: exit 1 naming the cells that moved
-tests/test_docs.py makes the same comparison for every page in CI.
+       -j N                                     # notebooks run N at a time (default 2, as `make nbtest`)
+tests/test_docs.py makes the same comparison for every page and module notebook in CI.
+
+Pages (the home page, tutorials, explanations) run afresh in a Jupyter kernel outside the repository, as a reader
+runs them. Module notebooks (nbs/00_config … nbs/14_cli) run where they are, as nbdev-test runs them: in nbs/, so
+they find ../tests/data, with the cells nbdev-test runs with no flags (see tools/run_nbs.py). A notebook that fails
+is named and the others are still written; the exit status says whether all of them ran.
 
 The comparison reads each code cell's results — the text of its outputs (a table's HTML rather than its
 console rendering, which depends on the terminal width), streams to stdout, errors — with what may change
@@ -13,8 +20,11 @@ import html, json, re, subprocess, sys
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tools"))
+from run_nbs import scrub  # noqa: E402
 NBS = ROOT / "nbs"
 PAGES = [NBS / "index.ipynb", *sorted((NBS / "tutorials").glob("*.ipynb")), *sorted((NBS / "explanations").glob("*.ipynb"))]
+MODULES = [p for p in sorted(NBS.glob("*.ipynb")) if p.name != "index.ipynb"]  # one module's page each
 
 _MASKS = [
     (re.compile(r"\x1b\[[0-9;]*[A-Za-z]"), ""),                                   # terminal colours
@@ -30,6 +40,7 @@ def _text(v) -> str:
     return "".join(v) if isinstance(v, list) else str(v)
 
 def masked(text: str) -> str:
+    text = scrub(text)  # what tools/run_nbs.py does before it saves an output, so a saved and a fresh one compare
     for rx, to in _MASKS:
         text = rx.sub(to, text)
     return text.strip()
@@ -88,27 +99,56 @@ def fresh_run(page: Path, work: Path) -> dict:
     NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(work)}}).execute()
     return json.loads(nbformat.writes(nb))
 
-def check(pages) -> int:
-    "Run each page afresh and report the cells whose results differ from the committed ones."
+def module_run(nb: Path, out: Path) -> dict:
+    "Module notebook `nb` executed where it is, as nbdev-test runs it, the notebook itself untouched: the executed copy."
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "run_nbs.py"), "--child", str(nb), "--out", str(out)],
+                       capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(f"{nb.name} fails:\n{(r.stderr or r.stdout)[-3000:]}")
+    return json.loads(out.read_text("utf-8"))
+
+def is_module(nb: Path) -> bool:
+    return nb.resolve().parent == NBS and nb.name != "index.ipynb"
+
+def _moved(nb: Path) -> list[str]:
     import tempfile
+    with tempfile.TemporaryDirectory(prefix="minirag-outputs-") as tmp:
+        fresh = module_run(nb, Path(tmp) / nb.name) if is_module(nb) else fresh_run(nb, Path(tmp) / nb.parent.name)
+        return differences(json.loads(nb.read_text("utf-8")), fresh)
+
+def check(pages, jobs: int = 2) -> int:
+    "Run each notebook afresh and report the cells whose results differ from the committed ones."
+    from concurrent.futures import ThreadPoolExecutor
     bad = 0
-    for page in pages:
-        with tempfile.TemporaryDirectory(prefix="minirag-outputs-") as tmp:
-            moved = differences(json.loads(page.read_text("utf-8")), fresh_run(page, Path(tmp) / page.parent.name))
-        for m in moved:
-            print(f"{page.relative_to(ROOT)}: {m}")
-        bad += bool(moved)
-        print(f"{'MOVED' if moved else 'same '} {page.relative_to(ROOT)}")
+    with ThreadPoolExecutor(max(1, jobs)) as pool:
+        futures = [(page, pool.submit(_moved, page)) for page in pages]
+        for page, f in futures:
+            try:
+                moved = f.result()
+            except Exception as e:
+                moved = [str(e)]
+            for m in moved:
+                print(f"{page.relative_to(ROOT)}: {m}")
+            bad += bool(moved)
+            print(f"{'MOVED' if moved else 'same '} {page.relative_to(ROOT)}", flush=True)
     return 1 if bad else 0
 
 def main(argv) -> int:
+    if any(a in ("-h", "--help") for a in argv):
+        print(__doc__)
+        return 0
+    jobs = int(argv[argv.index("-j") + 1]) if "-j" in argv else 2
+    if "-j" in argv:
+        del argv[argv.index("-j"):argv.index("-j") + 2]
+    named = [Path(a).resolve() for a in argv if a != "--check"]
     if "--check" in argv:
-        named = [Path(a).resolve() for a in argv if a != "--check"]
-        return check(named or PAGES)
-    r = subprocess.run([sys.executable, str(ROOT / "tools" / "run_nbs.py"), *map(str, PAGES)])
-    if r.returncode:
-        return r.returncode
-    return subprocess.run([sys.executable, str(ROOT / "tools" / "readme.py")]).returncode
+        return check(named or PAGES + MODULES, jobs)
+    todo = named or PAGES + MODULES
+    r = subprocess.run([sys.executable, str(ROOT / "tools" / "run_nbs.py"), "-j", str(jobs), *map(str, todo)])
+    if NBS / "index.ipynb" in todo:
+        r2 = subprocess.run([sys.executable, str(ROOT / "tools" / "readme.py")])
+        return r.returncode or r2.returncode
+    return r.returncode
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))

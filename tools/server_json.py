@@ -27,6 +27,9 @@ FORMATS = {
     "path": "filepath",
 }
 DEFAULT_PORT = "8000"
+# The namespace while pyproject names no repository: the registry refuses a .invalid name, so nothing is published
+# under it by mistake; setting [project.urls] Repository gives the real one.
+UNPUBLISHED = "invalid.example"
 
 
 def project() -> dict:
@@ -57,7 +60,8 @@ def env_vars() -> list[dict]:
 
 def render() -> dict:
     p = project()
-    host = urlsplit(p["urls"]["Repository"]).hostname
+    urls = p.get("urls", {})
+    host = urlsplit(urls.get("Repository", "")).hostname
     package = {"registryType": "pypi", "identifier": p["name"], "version": __version__}
     http_args = [
         {"type": "positional", "value": "serve"},
@@ -72,11 +76,11 @@ def render() -> dict:
     ]
     return {
         "$schema": SCHEMA,
-        "name": ".".join(reversed(host.split("."))) + "/" + p["name"],  # the namespace is the project's domain
+        "name": (".".join(reversed(host.split("."))) if host else UNPUBLISHED) + "/" + p["name"],  # the project's domain
         "title": p["name"],
         "description": short_description(p["description"]),
         "version": __version__,
-        "websiteUrl": p["urls"]["Documentation"],
+        **({"websiteUrl": urls["Documentation"]} if urls.get("Documentation") else {}),
         "packages": [
             {**package, "transport": {"type": "stdio"}, "environmentVariables": env_vars()},
             {
