@@ -8,6 +8,7 @@ Docs: https://example.invalid/minirag/lake.html.md"""
 from __future__ import annotations
 import os, socket, time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit, parse_qsl, urlencode, quote
 import duckdb
@@ -17,8 +18,8 @@ from .store import add_document_columns
 
 # %% auto #0
 __all__ = ['LAKE_SCHEMA', 'LAKE', 'OPEN_ATTEMPTS', 'lake_url', 'shown_catalog', 'data_path', 'lake_extension', 'is_conflict',
-           'CommitConflict', 'LakeStore', 'LakeSyncBusyError', 'LakeSyncLock', 'lake_counts', 'open_store',
-           'copy_index']
+           'CommitConflict', 'LakeStore', 'LakeSyncBusyError', 'LakeSyncLock', 'lake_counts', 'current_snapshot',
+           'LakeChanges', 'lake_changes', 'open_store', 'copy_index']
 
 # %% ../nbs/05c_lake.ipynb #c89640a4
 def lake_url(catalog: str, app: str | None = None) -> str:
@@ -61,6 +62,9 @@ LAKE = "lake"  # the name the lake is attached under
 _SETTINGS = {"ducklake_max_retry_count": 10, "ducklake_retry_wait_ms": 20, "ducklake_retry_backoff": 1.5}
 # maintenance keeps an hour of snapshots: a reader holding an older one finds its files still there
 _OPTIONS = {"expire_older_than": "1 hour", "delete_older_than": "1 hour"}
+# a row group is read whole: 8,192 rows of 384 floats are 12 MB, where the default 122,880 need more memory than a
+# loading reader allows itself (it streams under a small cap)
+_OPTIONS["parquet_row_group_size"] = "8192"
 OPEN_ATTEMPTS = 6  # tries to open the lake before the error is the user's
 
 # %% ../nbs/05c_lake.ipynb #2c6561e2
@@ -320,6 +324,107 @@ def _maintain(self: LakeStore) -> dict:
 
 
 LakeStore.maintain = _maintain
+
+# %% ../nbs/05c_lake.ipynb #9eb5f582
+def current_snapshot(con) -> int:
+    "The id of the lake snapshot `con` reads (inside a transaction: the one it began on)."
+    return int(con.execute(f"SELECT id FROM {LAKE}.current_snapshot()").fetchone()[0])
+
+
+_LIVE = "change_type IN ('insert', 'update_postimage')"
+
+
+def _net(table: str, key: str, cols: str, since: int, upto: int) -> str:
+    "Each key's last change after snapshot `since` up to `upto`: its row as it now is (`alive`), or its removal."
+    return (
+        f"SELECT {cols}, {_LIVE} AS alive, snapshot_id FROM (SELECT *, row_number() OVER (PARTITION BY {key} "
+        f"ORDER BY snapshot_id DESC, {_LIVE} DESC) AS _n FROM {LAKE}.table_changes('{table}', {since + 1}, {upto})) "
+        "WHERE _n = 1"
+    )
+
+
+@dataclass
+class LakeChanges:
+    "What the lake's sources, chunks and postings changed between two snapshots: the rows a reader applies."
+
+    since: int
+    upto: int
+    sources: dict  # source -> its ingested_at now, or None when it is gone
+    chunks: object  # Arrow table: id, source, chunk_index, emb, kw_len, alive (False: the chunk id is gone)
+    postings: object  # Arrow table: term, chunk_id, tf of the live chunks written since
+
+    @property
+    def rows_read(self) -> dict:
+        return dict(sources=len(self.sources), chunks=self.chunks.num_rows, postings=self.postings.num_rows)
+
+
+def lake_changes(con, since: int, upto: int) -> LakeChanges | None:
+    "The rows that changed after snapshot `since` up to `upto`; None when the lake no longer keeps `since` (expired)."
+    import numpy as np
+    import pyarrow as pa
+
+    if since >= upto:  # nothing committed since
+        cols = ("id", "source", "chunk_index", "emb", "kw_len", "alive")
+        return LakeChanges(
+            since, upto, {}, pa.table({c: [] for c in cols}), pa.table({c: [] for c in ("term", "chunk_id", "tf")})
+        )
+    kept = con.execute(f"SELECT count(*) FROM {LAKE}.snapshots() WHERE snapshot_id = ?", [since]).fetchone()[0]
+    if not kept:
+        return None
+    src = con.execute(_net("sources", "source", "source, ingested_at", since, upto)).fetchall()
+    chunks = con.execute(
+        _net("chunks", "id", "id, source, chunk_index, emb, coalesce(kw_len, 0) AS kw_len", since, upto)
+    ).to_arrow_table()
+    # postings have no key of their own: a chunk's are the ones inserted with its last version
+    post = con.execute(
+        f"SELECT term, chunk_id, tf, snapshot_id FROM {LAKE}.table_changes('postings', {since + 1}, {upto}) "
+        "WHERE change_type = 'insert'"
+    ).to_arrow_table()
+    alive = chunks.column("alive").to_numpy(zero_copy_only=False)
+    ids = chunks.column("id").to_numpy(zero_copy_only=False)[alive]
+    snaps = chunks.column("snapshot_id").to_numpy(zero_copy_only=False)[alive]
+    o = np.argsort(ids)
+    pid, psnap = post.column("chunk_id").to_numpy(zero_copy_only=False), post.column("snapshot_id").to_numpy()
+    at = np.searchsorted(ids[o], pid).clip(0, max(len(ids) - 1, 0))
+    keep = (ids[o][at] == pid) & (snaps[o][at] == psnap) if len(ids) else np.zeros(len(pid), bool)
+    return LakeChanges(
+        since,
+        upto,
+        {s: (t if a else None) for s, t, a, _ in src},
+        chunks.drop_columns(["snapshot_id"]),
+        post.filter(keep).select(["term", "chunk_id", "tf"]),
+    )
+
+# %% ../nbs/05c_lake.ipynb #9f92dff1
+@contextmanager
+def _reading(self: LakeStore):
+    "A session for one read inside one transaction: every statement of it sees one snapshot, found once."
+    with self.session() as con:
+        if self._depth > 1:  # inside another operation: its own transaction, or none
+            yield con
+            return
+        con.execute("BEGIN TRANSACTION")
+        try:
+            yield con
+        except BaseException:
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            raise
+        con.execute("COMMIT")
+
+
+def _snapshot_meta(self: LakeStore, con) -> dict:
+    "The meta table as of the snapshot `con` reads, read again only when the snapshot changed (one cheap look)."
+    snap = current_snapshot(con)
+    held = getattr(self, "_meta_at", None)
+    if held is None or held[0] != snap:
+        held = self._meta_at = (snap, dict(con.execute("SELECT key, value FROM meta").fetchall()))
+    return dict(held[1])
+
+
+LakeStore.reading, LakeStore.snapshot_meta = _reading, _snapshot_meta
 
 # %% ../nbs/05c_lake.ipynb #60565ff1
 def open_store(cfg: Config, idle_close: float = 0.0) -> Store:

@@ -428,6 +428,13 @@ def meta(self: Tables, con=None) -> dict:
 
 
 @patch
+def query_meta(self: Tables, con) -> dict:
+    "The meta table for a read: on a lake, read again only when another commit came (`LakeStore.snapshot_meta`)."
+    held = getattr(self.store, "snapshot_meta", None)
+    return held(con) if held is not None else _meta(con)
+
+
+@patch
 @_retried
 def set_meta(self: Tables, **kv):
     "Record keys in the meta table."
