@@ -14,12 +14,13 @@ from urllib.parse import urlsplit, urlunsplit, parse_qsl, urlencode, quote
 import duckdb
 from .config import Config, ConfigError, MiniragError
 from .store import Store, IndexUnavailableError, connect, extension_path, lake_connections, _SCHEMA
-from .store import add_document_columns
+from .store import add_document_columns, CHUNK_FIELDS, has_chunks
+from . import tuning
 
 # %% auto #0
-__all__ = ['LAKE_SCHEMA', 'LAKE', 'OPEN_ATTEMPTS', 'lake_url', 'shown_catalog', 'data_path', 'lake_extension', 'is_conflict',
-           'CommitConflict', 'LakeStore', 'LakeSyncBusyError', 'LakeSyncLock', 'lake_counts', 'current_snapshot',
-           'LakeChanges', 'lake_changes', 'open_store', 'copy_index']
+__all__ = ['LAKE_SCHEMA', 'LAKE', 'OPEN_ATTEMPTS', 'HELD_ROWS_UP_TO', 'lake_url', 'shown_catalog', 'data_path', 'lake_extension',
+           'is_conflict', 'CommitConflict', 'LakeStore', 'LakeSyncBusyError', 'LakeSyncLock', 'lake_counts',
+           'current_snapshot', 'LakeChanges', 'lake_changes', 'HeldRows', 'open_store', 'copy_index']
 
 # %% ../nbs/05c_lake.ipynb #c89640a4
 def lake_url(catalog: str, app: str | None = None) -> str:
@@ -405,6 +406,8 @@ def _reading(self: LakeStore):
             return
         con.execute("BEGIN TRANSACTION")
         try:
+            if tuning.holds_vectors():  # a long-lived reader: its read-back rows, at this read's snapshot
+                self.keep_rows(con, current_snapshot(con))
             yield con
         except BaseException:
             try:
@@ -412,6 +415,8 @@ def _reading(self: LakeStore):
             except duckdb.Error:
                 pass
             raise
+        finally:
+            self._rows_now = None
         con.execute("COMMIT")
 
 
@@ -425,6 +430,94 @@ def _snapshot_meta(self: LakeStore, con) -> dict:
 
 
 LakeStore.reading, LakeStore.snapshot_meta = _reading, _snapshot_meta
+
+# %% ../nbs/05c_lake.ipynb #08c98428
+HELD_ROWS_UP_TO = 200_000  # chunks: up to here a reader holds the read-back rows (about 40 MB of text at 100k)
+_FIELDS = ", ".join(CHUNK_FIELDS)
+_SOURCES_SQL = (
+    "SELECT * EXCLUDE (ingested_at) REPLACE (strftime(doc_date, '%Y-%m-%d') AS doc_date), "
+    "strftime(ingested_at, '%Y-%m-%dT%H:%M:%S') AS ingested_at FROM sources ORDER BY source"
+)
+
+
+class HeldRows:
+    """Every chunk's read-back columns (all but its vector) and every source row, as of one lake snapshot: a reader's
+    stand-in for the lookup indexes an index file has and a lake lacks."""
+
+    def __init__(self, con, snap: int):
+        self.snapshot, self.chunks, self.by_source = snap, {}, {}
+        self._add(con.execute(f"SELECT id, source, {_FIELDS} FROM chunks").fetchall())
+        self._sources(con)
+
+    def _add(self, rows):
+        for r in rows:
+            self.chunks[r[0]] = r[1:]
+            self.by_source.setdefault(r[1], set()).add(r[0])
+
+    def _drop(self, ids):
+        for i in ids:
+            r = self.chunks.pop(i, None)
+            if r is not None:
+                self.by_source[r[0]].discard(i)
+
+    def _sources(self, con):
+        cur = con.execute(_SOURCES_SQL)
+        names = [d[0] for d in cur.description]
+        self.sources = {r["source"]: r for r in (dict(zip(names, x)) for x in cur.fetchall())}
+
+    def follow(self, con, snap: int) -> bool:
+        "Apply the chunks changed since the snapshot held, and read the sources again; False: reload instead."
+        if snap == self.snapshot:
+            return True
+        kept = con.execute(f"SELECT count(*) FROM {LAKE}.snapshots() WHERE snapshot_id = ?", [self.snapshot])
+        if not kept.fetchone()[0]:
+            return False
+        rows = con.execute(_net("chunks", "id", f"id, source, {_FIELDS}", self.snapshot, snap)).fetchall()
+        if len(rows) > max(1000, len(self.chunks) // 5):
+            return False
+        self._drop([r[0] for r in rows])
+        self._add([r[:-2] for r in rows if r[-2]])  # the live ones, without `alive` and `snapshot_id`
+        self._sources(con)
+        self.snapshot = snap
+        return True
+
+    def hits(self, ids) -> dict:
+        return {
+            i: dict(source=r[0], chunk_index=r[1], parent_id=r[2], text=r[3], prefix_len=r[4], section_head=r[5])
+            for i in ids
+            if (r := self.chunks.get(int(i))) is not None
+        }
+
+    def sections(self, keys) -> dict:
+        want, by = set(keys), {}
+        for s in sorted({s for s, _ in keys}):
+            rows = [self.chunks[i] for i in self.by_source.get(s, ())]
+            for r in sorted((r for r in rows if (s, r[2]) in want), key=lambda r: r[1]):
+                by.setdefault((s, r[2]), []).append(dict(zip(["source", *CHUNK_FIELDS], r)))
+        return by
+
+    def source_rows(self, names) -> list[dict]:
+        return [dict(self.sources[s]) for s in sorted(set(names)) if s in self.sources]
+
+
+def _held_rows(self: LakeStore) -> HeldRows | None:
+    "The read-back rows, inside a read of a process that holds its vectors; None elsewhere (writes, one-shot commands)."
+    return getattr(self, "_rows_now", None)
+
+
+def _keep_rows(self: LakeStore, con, snap: int):
+    "Bring the held read-back rows to `snap` at the start of a read (loaded on the first, up to `HELD_ROWS_UP_TO`)."
+    held = getattr(self, "_rows", None)
+    if held is not None and held.follow(con, snap):
+        self._rows_now = held
+        return
+    self._rows = None
+    n = con.execute("SELECT count(*) FROM chunks").fetchone()[0] if has_chunks(con) else 0
+    if 0 < n <= HELD_ROWS_UP_TO:
+        self._rows = self._rows_now = HeldRows(con, snap)
+
+
+LakeStore.held_rows, LakeStore.keep_rows = _held_rows, _keep_rows
 
 # %% ../nbs/05c_lake.ipynb #60565ff1
 def open_store(cfg: Config, idle_close: float = 0.0) -> Store:

@@ -80,6 +80,12 @@ def _fsl(vecs: np.ndarray):
     return pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), vecs.shape[1])
 
 
+def _held_rows(tables):
+    "A lake reader's rows held in memory for this read (its read-back without statements), else None."
+    f = getattr(tables.store, "held_rows", None)
+    return f() if f is not None else None
+
+
 def _dicts(cur) -> list[dict]:
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r)) for r in cur.fetchall()]
@@ -473,6 +479,8 @@ def sources(self: Tables, names: list[str] | None = None, scope=None, kind: str 
     "Source records as dicts, by source id."
     if names is not None and not names:
         return []
+    if names is not None and scope is None and kind is None and (held := _held_rows(self)) is not None:
+        return held.source_rows(names)
     conds, ps = [], []
     if names is not None:
         conds.append("source = ?" if len(names) == 1 else "source IN (SELECT unnest(?::VARCHAR[]))")
@@ -668,6 +676,8 @@ def hits(self: Tables, ids: list[int], con=None) -> dict[int, dict]:
     "Chunk id -> source, chunk_index, parent_id, text, prefix_len, section_head."
     if not ids:
         return {}
+    if (held := _held_rows(self)) is not None:
+        return held.hits(ids)
     with self._session(con) as c:
         rows = fetch_roomy(
             c,
@@ -686,6 +696,8 @@ def sections(self: Tables, keys: list[tuple[str, str]], con=None) -> dict[tuple[
     "(source, parent id) -> that section's chunk rows in order: ids by source, then rows by id."
     if not keys:
         return {}
+    if (held := _held_rows(self)) is not None:
+        return held.sections(keys)
     want, srcs = set(keys), sorted({s for s, _ in keys})
     names = ["source", *CHUNK_FIELDS]
     by = {}

@@ -50,6 +50,23 @@ def followed(log: Path) -> list[tuple[int, ...]]:
     return [tuple(map(int, m.groups())) for m in FOLLOWED.finditer(log.read_text(errors="replace"))]
 
 
+def same_rows(held: dict, read: dict):
+    "The server's result (rows read back from memory) says what a one-shot query (rows read from the lake) says."
+    assert held["results"][0]["source"] == read["results"][0]["source"]
+    by = {(r["source"], r["chunkIndex"]): r for r in read["results"]}
+    common = [r for r in held["results"] if (r["source"], r["chunkIndex"]) in by]
+    assert common
+    for r in common:
+        o = by[(r["source"], r["chunkIndex"])]
+        assert (r["text"], r["title"], r["parentId"]) == (o["text"], o["title"], o["parentId"])
+    for k in set(held["parents"]) & set(read["parents"]):
+        assert held["parents"][k] == read["parents"][k]
+    src = {s["source"]: s for s in read["sources"]}
+    for s in held["sources"]:
+        if s["source"] in src:
+            assert (s["title"], s["displayPath"]) == (src[s["source"]]["title"], src[s["source"]]["displayPath"])
+
+
 def test_a_server_follows_another_machines_writes(pg, tmp_path, model_dir, root):
     import anyio
     from mcp.client import Client
@@ -64,12 +81,14 @@ def test_a_server_follows_another_machines_writes(pg, tmp_path, model_dir, root)
     total = cli(writer, "status")["chunkCount"]
     reader = machine(url, tmp_path, model_dir, root, "machine-b")
     log = tmp_path / "server.log"
+    reader_cli = machine(url, tmp_path, model_dir, root, "machine-c")  # one-shot: reads everything back from the lake
     reader.update(MINIRAG_DEBUG="1")
     cmd = f"exec {sys.executable} -m minirag.cli serve 2>>{log}"
 
     async def query(c, q: str) -> list[str]:
         r = await c.call_tool("query_documents", {"query": q, "topK": 5})
         assert not r.is_error, r.content[0].text
+        same_rows(r.structured_content, cli(reader_cli, "query", q, "--top-k", "5"))
         return [s["source"] for s in r.structured_content["sources"]]
 
     async def main():
