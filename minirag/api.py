@@ -478,9 +478,10 @@ class Index:
             preload(query_only=True, model_name=cfg.model_name)
         if not self.store.exists():  # never synced: say what to run, and create nothing
             return QueryResult(query, warnings=[_never_indexed(cfg.roots)])
-        with self.store.session() as con:  # one connection for the check, the candidates and the read-back
-            meta = tables.meta(con)
-            if w < 1 and meta.get("model_id"):  # vectors of different models are never compared
+        with self.store.reading() as con:  # one connection for the check, the candidates and the read-back
+            meta = tables.query_meta(con)
+            if w < 1 and meta.get("model_id") and meta["model_id"] != emb.model_id:  # vectors of two models are
+                # never compared: the check says how to fix it
                 check_model(con, emb.model_id, emb.dim)
             if "model_id" not in meta and not tables.has_chunks(con):  # binding a model creates the table
                 return QueryResult(

@@ -5,8 +5,7 @@
 # %% ../nbs/06b_bm25.ipynb #9cdf0748
 from __future__ import annotations
 import numpy as np
-from .vectors import VectorMatrix, vectors, held
-from . import tuning
+from .vectors import VectorMatrix, vectors, held, load_cap
 from .tables import Tables
 
 _rows = Tables()  # the in-memory side always reads through its caller's open connection
@@ -38,11 +37,17 @@ class HeldPostings:
         small DuckDB cap."""
         limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
         con.execute(
-            f"SET memory_limit = '{tuning.compact_memory()}'"
+            f"SET memory_limit = '{load_cap(con)}'"
         )  # one pass over the table: do not leave it cached (+230 MB RSS at 100k chunks)
         codes, rows, tfs = [], [], []
+        held = vm.posting_delta if from_id is not None else None  # on a lake: the postings its changes brought
         try:
-            for b in _rows.posting_rows(con, from_id):
+            batches = (
+                [b for t in held for b in t.combine_chunks().to_batches()]
+                if held is not None
+                else _rows.posting_rows(con, from_id)
+            )
+            for b in batches:
                 enc = b.column(0).dictionary_encode()
                 lut = np.array([self.term.setdefault(x, len(self.term)) for x in enc.dictionary.to_pylist()], np.int32)
                 r = vm.rows_of(b.column(1).to_numpy())
@@ -68,7 +73,7 @@ class HeldPostings:
                 m = codes == c
                 self.added.setdefault(c, []).append((rows[m], tf[m]))
             self.n_added += len(rows)
-        self.gen, self.seen = vm.gen, vm.n
+        self.gen, self.seen, vm.posting_delta = vm.gen, vm.n, []
         return self.n_added <= len(self.rows) // 4 + 10_000
 
     def get(self, vm: VectorMatrix, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -101,6 +106,7 @@ def held_postings(con, vm: VectorMatrix, terms: list[str]) -> tuple[np.ndarray, 
     hp = getattr(vm, "_postings", None)
     if hp is None or (hp and not hp.follow(con, vm)):  # False: too many postings to hold, read per query
         hp = vm._postings = HeldPostings(con, vm) if _rows.postings_count(con) <= POSTINGS_HELD else False
+        vm.posting_delta = [] if hp else None  # held: what a lake's later changes bring is kept for `follow`
     if hp:
         return hp.get(vm, terms)
     t, cid, tf = _rows.postings_of(terms, con)

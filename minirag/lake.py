@@ -6,17 +6,19 @@
 from __future__ import annotations
 import os, socket, time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit, parse_qsl, urlencode, quote
 import duckdb
 from .config import Config, ConfigError, MiniragError
 from .store import Store, IndexUnavailableError, connect, extension_path, lake_connections, _SCHEMA
-from .store import add_document_columns
+from .store import add_document_columns, CHUNK_FIELDS, has_chunks
+from . import tuning
 
 # %% auto #0
-__all__ = ['LAKE_SCHEMA', 'LAKE', 'OPEN_ATTEMPTS', 'lake_url', 'shown_catalog', 'data_path', 'lake_extension', 'is_conflict',
-           'CommitConflict', 'LakeStore', 'LakeSyncBusyError', 'LakeSyncLock', 'lake_counts', 'open_store',
-           'copy_index']
+__all__ = ['LAKE_SCHEMA', 'LAKE', 'OPEN_ATTEMPTS', 'HELD_ROWS_UP_TO', 'lake_url', 'shown_catalog', 'data_path', 'lake_extension',
+           'is_conflict', 'CommitConflict', 'LakeStore', 'LakeSyncBusyError', 'LakeSyncLock', 'lake_counts',
+           'current_snapshot', 'LakeChanges', 'lake_changes', 'HeldRows', 'open_store', 'copy_index']
 
 # %% ../nbs/05c_lake.ipynb #c89640a4
 def lake_url(catalog: str, app: str | None = None) -> str:
@@ -59,6 +61,9 @@ LAKE = "lake"  # the name the lake is attached under
 _SETTINGS = {"ducklake_max_retry_count": 10, "ducklake_retry_wait_ms": 20, "ducklake_retry_backoff": 1.5}
 # maintenance keeps an hour of snapshots: a reader holding an older one finds its files still there
 _OPTIONS = {"expire_older_than": "1 hour", "delete_older_than": "1 hour"}
+# a row group is read whole: 8,192 rows of 384 floats are 12 MB, where the default 122,880 need more memory than a
+# loading reader allows itself (it streams under a small cap)
+_OPTIONS["parquet_row_group_size"] = "8192"
 OPEN_ATTEMPTS = 6  # tries to open the lake before the error is the user's
 
 # %% ../nbs/05c_lake.ipynb #2c6561e2
@@ -318,6 +323,199 @@ def _maintain(self: LakeStore) -> dict:
 
 
 LakeStore.maintain = _maintain
+
+# %% ../nbs/05c_lake.ipynb #9eb5f582
+def current_snapshot(con) -> int:
+    "The id of the lake snapshot `con` reads (inside a transaction: the one it began on)."
+    return int(con.execute(f"SELECT id FROM {LAKE}.current_snapshot()").fetchone()[0])
+
+
+_LIVE = "change_type IN ('insert', 'update_postimage')"
+
+
+def _net(table: str, key: str, cols: str, since: int, upto: int) -> str:
+    "Each key's last change after snapshot `since` up to `upto`: its row as it now is (`alive`), or its removal."
+    return (
+        f"SELECT {cols}, {_LIVE} AS alive, snapshot_id FROM (SELECT *, row_number() OVER (PARTITION BY {key} "
+        f"ORDER BY snapshot_id DESC, {_LIVE} DESC) AS _n FROM {LAKE}.table_changes('{table}', {since + 1}, {upto})) "
+        "WHERE _n = 1"
+    )
+
+
+@dataclass
+class LakeChanges:
+    "What the lake's sources, chunks and postings changed between two snapshots: the rows a reader applies."
+
+    since: int
+    upto: int
+    sources: dict  # source -> its ingested_at now, or None when it is gone
+    chunks: object  # Arrow table: id, source, chunk_index, emb, kw_len, alive (False: the chunk id is gone)
+    postings: object  # Arrow table: term, chunk_id, tf of the live chunks written since
+
+    @property
+    def rows_read(self) -> dict:
+        return dict(sources=len(self.sources), chunks=self.chunks.num_rows, postings=self.postings.num_rows)
+
+
+def lake_changes(con, since: int, upto: int) -> LakeChanges | None:
+    "The rows that changed after snapshot `since` up to `upto`; None when the lake no longer keeps `since` (expired)."
+    import numpy as np
+    import pyarrow as pa
+
+    if since >= upto:  # nothing committed since
+        cols = ("id", "source", "chunk_index", "emb", "kw_len", "alive")
+        return LakeChanges(
+            since, upto, {}, pa.table({c: [] for c in cols}), pa.table({c: [] for c in ("term", "chunk_id", "tf")})
+        )
+    kept = con.execute(f"SELECT count(*) FROM {LAKE}.snapshots() WHERE snapshot_id = ?", [since]).fetchone()[0]
+    if not kept:
+        return None
+    src = con.execute(_net("sources", "source", "source, ingested_at", since, upto)).fetchall()
+    chunks = con.execute(
+        _net("chunks", "id", "id, source, chunk_index, emb, coalesce(kw_len, 0) AS kw_len", since, upto)
+    ).to_arrow_table()
+    # postings have no key of their own: a chunk's are the ones inserted with its last version
+    post = con.execute(
+        f"SELECT term, chunk_id, tf, snapshot_id FROM {LAKE}.table_changes('postings', {since + 1}, {upto}) "
+        "WHERE change_type = 'insert'"
+    ).to_arrow_table()
+    alive = chunks.column("alive").to_numpy(zero_copy_only=False)
+    ids = chunks.column("id").to_numpy(zero_copy_only=False)[alive]
+    snaps = chunks.column("snapshot_id").to_numpy(zero_copy_only=False)[alive]
+    o = np.argsort(ids)
+    pid, psnap = post.column("chunk_id").to_numpy(zero_copy_only=False), post.column("snapshot_id").to_numpy()
+    at = np.searchsorted(ids[o], pid).clip(0, max(len(ids) - 1, 0))
+    keep = (ids[o][at] == pid) & (snaps[o][at] == psnap) if len(ids) else np.zeros(len(pid), bool)
+    return LakeChanges(
+        since,
+        upto,
+        {s: (t if a else None) for s, t, a, _ in src},
+        chunks.drop_columns(["snapshot_id"]),
+        post.filter(keep).select(["term", "chunk_id", "tf"]),
+    )
+
+# %% ../nbs/05c_lake.ipynb #9f92dff1
+@contextmanager
+def _reading(self: LakeStore):
+    "A session for one read inside one transaction: every statement of it sees one snapshot, found once."
+    with self.session() as con:
+        if self._depth > 1:  # inside another operation: its own transaction, or none
+            yield con
+            return
+        con.execute("BEGIN TRANSACTION")
+        try:
+            if tuning.holds_vectors():  # a long-lived reader: its read-back rows, at this read's snapshot
+                self.keep_rows(con, current_snapshot(con))
+            yield con
+        except BaseException:
+            try:
+                con.execute("ROLLBACK")
+            except duckdb.Error:
+                pass
+            raise
+        finally:
+            self._rows_now = None
+        con.execute("COMMIT")
+
+
+def _snapshot_meta(self: LakeStore, con) -> dict:
+    "The meta table as of the snapshot `con` reads, read again only when the snapshot changed (one cheap look)."
+    snap = current_snapshot(con)
+    held = getattr(self, "_meta_at", None)
+    if held is None or held[0] != snap:
+        held = self._meta_at = (snap, dict(con.execute("SELECT key, value FROM meta").fetchall()))
+    return dict(held[1])
+
+
+LakeStore.reading, LakeStore.snapshot_meta = _reading, _snapshot_meta
+
+# %% ../nbs/05c_lake.ipynb #08c98428
+HELD_ROWS_UP_TO = 200_000  # chunks: up to here a reader holds the read-back rows (about 40 MB of text at 100k)
+_FIELDS = ", ".join(CHUNK_FIELDS)
+_SOURCES_SQL = (
+    "SELECT * EXCLUDE (ingested_at) REPLACE (strftime(doc_date, '%Y-%m-%d') AS doc_date), "
+    "strftime(ingested_at, '%Y-%m-%dT%H:%M:%S') AS ingested_at FROM sources ORDER BY source"
+)
+
+
+class HeldRows:
+    """Every chunk's read-back columns (all but its vector) and every source row, as of one lake snapshot: a reader's
+    stand-in for the lookup indexes an index file has and a lake lacks."""
+
+    def __init__(self, con, snap: int):
+        self.snapshot, self.chunks, self.by_source = snap, {}, {}
+        self._add(con.execute(f"SELECT id, source, {_FIELDS} FROM chunks").fetchall())
+        self._sources(con)
+
+    def _add(self, rows):
+        for r in rows:
+            self.chunks[r[0]] = r[1:]
+            self.by_source.setdefault(r[1], set()).add(r[0])
+
+    def _drop(self, ids):
+        for i in ids:
+            r = self.chunks.pop(i, None)
+            if r is not None:
+                self.by_source[r[0]].discard(i)
+
+    def _sources(self, con):
+        cur = con.execute(_SOURCES_SQL)
+        names = [d[0] for d in cur.description]
+        self.sources = {r["source"]: r for r in (dict(zip(names, x)) for x in cur.fetchall())}
+
+    def follow(self, con, snap: int) -> bool:
+        "Apply the chunks changed since the snapshot held, and read the sources again; False: reload instead."
+        if snap == self.snapshot:
+            return True
+        kept = con.execute(f"SELECT count(*) FROM {LAKE}.snapshots() WHERE snapshot_id = ?", [self.snapshot])
+        if not kept.fetchone()[0]:
+            return False
+        rows = con.execute(_net("chunks", "id", f"id, source, {_FIELDS}", self.snapshot, snap)).fetchall()
+        if len(rows) > max(1000, len(self.chunks) // 5):
+            return False
+        self._drop([r[0] for r in rows])
+        self._add([r[:-2] for r in rows if r[-2]])  # the live ones, without `alive` and `snapshot_id`
+        self._sources(con)
+        self.snapshot = snap
+        return True
+
+    def hits(self, ids) -> dict:
+        return {
+            i: dict(source=r[0], chunk_index=r[1], parent_id=r[2], text=r[3], prefix_len=r[4], section_head=r[5])
+            for i in ids
+            if (r := self.chunks.get(int(i))) is not None
+        }
+
+    def sections(self, keys) -> dict:
+        want, by = set(keys), {}
+        for s in sorted({s for s, _ in keys}):
+            rows = [self.chunks[i] for i in self.by_source.get(s, ())]
+            for r in sorted((r for r in rows if (s, r[2]) in want), key=lambda r: r[1]):
+                by.setdefault((s, r[2]), []).append(dict(zip(["source", *CHUNK_FIELDS], r)))
+        return by
+
+    def source_rows(self, names) -> list[dict]:
+        return [dict(self.sources[s]) for s in sorted(set(names)) if s in self.sources]
+
+
+def _held_rows(self: LakeStore) -> HeldRows | None:
+    "The read-back rows, inside a read of a process that holds its vectors; None elsewhere (writes, one-shot commands)."
+    return getattr(self, "_rows_now", None)
+
+
+def _keep_rows(self: LakeStore, con, snap: int):
+    "Bring the held read-back rows to `snap` at the start of a read (loaded on the first, up to `HELD_ROWS_UP_TO`)."
+    held = getattr(self, "_rows", None)
+    if held is not None and held.follow(con, snap):
+        self._rows_now = held
+        return
+    self._rows = None
+    n = con.execute("SELECT count(*) FROM chunks").fetchone()[0] if has_chunks(con) else 0
+    if 0 < n <= HELD_ROWS_UP_TO:
+        self._rows = self._rows_now = HeldRows(con, snap)
+
+
+LakeStore.held_rows, LakeStore.keep_rows = _held_rows, _keep_rows
 
 # %% ../nbs/05c_lake.ipynb #60565ff1
 def open_store(cfg: Config, idle_close: float = 0.0) -> Store:

@@ -549,3 +549,11 @@ def _never_conflicts(self: Store, e: BaseException) -> bool:
 
 
 Store.size_bytes, Store.sync_lock, Store.is_conflict = _size_bytes, _no_sync_lock, _never_conflicts
+
+
+def _reading(self: Store):
+    "A session for one read operation (on a lake, one transaction: one snapshot for all its statements)."
+    return self.session()
+
+
+Store.reading = _reading

@@ -78,6 +78,12 @@ def _fsl(vecs: np.ndarray):
     return pa.FixedSizeListArray.from_arrays(pa.array(vecs.ravel()), vecs.shape[1])
 
 
+def _held_rows(tables):
+    "A lake reader's rows held in memory for this read (its read-back without statements), else None."
+    f = getattr(tables.store, "held_rows", None)
+    return f() if f is not None else None
+
+
 def _dicts(cur) -> list[dict]:
     names = [d[0] for d in cur.description]
     return [dict(zip(names, r)) for r in cur.fetchall()]
@@ -426,6 +432,13 @@ def meta(self: Tables, con=None) -> dict:
 
 
 @patch
+def query_meta(self: Tables, con) -> dict:
+    "The meta table for a read: on a lake, read again only when another commit came (`LakeStore.snapshot_meta`)."
+    held = getattr(self.store, "snapshot_meta", None)
+    return held(con) if held is not None else _meta(con)
+
+
+@patch
 @_retried
 def set_meta(self: Tables, **kv):
     "Record keys in the meta table."
@@ -464,6 +477,8 @@ def sources(self: Tables, names: list[str] | None = None, scope=None, kind: str 
     "Source records as dicts, by source id."
     if names is not None and not names:
         return []
+    if names is not None and scope is None and kind is None and (held := _held_rows(self)) is not None:
+        return held.source_rows(names)
     conds, ps = [], []
     if names is not None:
         conds.append("source = ?" if len(names) == 1 else "source IN (SELECT unnest(?::VARCHAR[]))")
@@ -659,6 +674,8 @@ def hits(self: Tables, ids: list[int], con=None) -> dict[int, dict]:
     "Chunk id -> source, chunk_index, parent_id, text, prefix_len, section_head."
     if not ids:
         return {}
+    if (held := _held_rows(self)) is not None:
+        return held.hits(ids)
     with self._session(con) as c:
         rows = fetch_roomy(
             c,
@@ -677,6 +694,8 @@ def sections(self: Tables, keys: list[tuple[str, str]], con=None) -> dict[tuple[
     "(source, parent id) -> that section's chunk rows in order: ids by source, then rows by id."
     if not keys:
         return {}
+    if (held := _held_rows(self)) is not None:
+        return held.sections(keys)
     want, srcs = set(keys), sorted({s for s, _ in keys})
     names = ["source", *CHUNK_FIELDS]
     by = {}

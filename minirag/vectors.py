@@ -11,13 +11,15 @@ import numpy as np
 from .security import scope_condition
 from . import tuning
 from .tables import Tables
-from .store import emb_array
+from .store import emb_array, on_lake
+from .config import log
+from .lake import current_snapshot, lake_changes
 
 _rows = Tables()  # the in-memory side always reads through its caller's open connection
 
 # %% auto #0
-__all__ = ['COMPACT_ABOVE', 'DENSE_SHARE', 'CANDIDATES', 'CANDIDATE_SHARE', 'SNAPSHOT_MAGIC', 'VectorMatrix', 'warm_start',
-           'keep_snapshot', 'vectors', 'held', 'sql_nearest', 'nearest', 'snapshot_path', 'save_snapshot',
+__all__ = ['COMPACT_ABOVE', 'DENSE_SHARE', 'CANDIDATES', 'CANDIDATE_SHARE', 'SNAPSHOT_MAGIC', 'load_cap', 'VectorMatrix',
+           'warm_start', 'keep_snapshot', 'vectors', 'held', 'sql_nearest', 'nearest', 'snapshot_path', 'save_snapshot',
            'load_snapshot', 'one_shot_vectors', 'prefetch']
 
 # %% ../nbs/06a_vectors.ipynb #46eb0cbd
@@ -29,6 +31,12 @@ CANDIDATES = 2_000  # rows the sign-bit stage passes to int8 scoring (unscoped q
 CANDIDATE_SHARE = 50
 # rows per streamed batch: bounds the float32 held while loading (6 MB; 16k rows raised the peak by 50 MB at 1M chunks)
 _BATCH = 4_096
+
+
+def load_cap(con) -> str:
+    "DuckDB's cap while every row is streamed once: small on a file (its blocks would stay cached), more on a lake."
+    # a lake's Parquet row group is read whole (8,192 vectors: 12 MB a column, per thread)
+    return "512MB" if on_lake(con) else tuning.compact_memory()
 
 
 def _grow(a: np.ndarray, need: int) -> np.ndarray:
@@ -45,6 +53,9 @@ class VectorMatrix:
 
     def __init__(self, dim: int, compact: bool):
         self.dim, self.compact, self.n, self.gen = dim, compact, 0, None
+        # on a lake: the snapshot these rows are as of, and the postings written since that the keyword side has
+        # not taken in yet (None: it reads them from the table)
+        self.snapshot, self.posting_delta = None, None
         self.ids, self.src, self.alive = np.zeros(0, np.int64), np.zeros(0, np.int32), np.zeros(0, bool)
         self.cidx, self.head = (
             np.zeros(0, np.int32),
@@ -148,7 +159,7 @@ class VectorMatrix:
         stamps = stamps if stamps is not None else _rows.stamps(con)
         limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
         con.execute(
-            f"SET memory_limit = '{tuning.compact_memory()}'"
+            f"SET memory_limit = '{load_cap(con)}'"
         )  # DuckDB would keep the scanned float32 blocks cached: 2.9 GB RSS at 1M chunks, +250 MB at 100k
         try:
             for b in _rows.vector_rows(con, sources, _BATCH):
@@ -167,6 +178,12 @@ class VectorMatrix:
     def refresh(self, con, gen: str) -> bool:
         """Follow the index to generation `gen` by reloading only the sources written since; False if a full reload
         is due."""
+        upto = current_snapshot(con) if on_lake(con) else None
+        if upto is not None and self.snapshot is not None:  # a lake: read only the rows changed since
+            done = self.follow_lake(con, gen, upto)
+            if done is not None:
+                return done
+        self.posting_delta = None  # rows come from the tables below: so must their postings
         stamps = _rows.stamps(con)
         changed = [s for s, (c, st) in self.stamps.items() if stamps.get(s) != st]  # rewritten, renamed or deleted
         if len(changed) > max(1000, len(self.stamps) // 5):
@@ -184,6 +201,7 @@ class VectorMatrix:
         if live != _rows.chunk_count(con) or live < 0.75 * self.n:
             return False
         self.gen, self._by_code, self._id2row, self._kwstats, self._headrow = gen, None, None, None, None
+        self.snapshot = upto
         return True
 
     def head_rows(self) -> np.ndarray:
@@ -375,6 +393,75 @@ class VectorMatrix:
             raw.update((int(ids[i]), float(1.0 - own[top][i])) for i in o)
         return [(int(ids[i]), float(dist[top][i])) for i in o]
 
+# %% ../nbs/06a_vectors.ipynb #cd5457c1
+def _follow_lake(self: VectorMatrix, con, gen: str, upto: int) -> bool | None:
+    """Follow a lake from the snapshot these rows are as of to `upto` by applying only the rows changed between them;
+    False when a full reload is due, None when the lake cannot tell (the snapshot held has expired)."""
+    ch = lake_changes(con, self.snapshot, upto)
+    if ch is None:
+        return None
+    read = ch.rows_read
+    if read["chunks"] > max(1000, self.n // 5):
+        log.debug("lake snapshot %d -> %d: %d chunk rows changed, a full reload", self.snapshot, upto, read["chunks"])
+        return False
+    ids = ch.chunks.column("id").to_numpy(zero_copy_only=False)
+    alive = ch.chunks.column("alive").to_numpy(zero_copy_only=False).astype(bool)
+    rows = self.rows_of(ids)
+    rows = rows[rows >= 0]  # every version this process holds of a changed chunk goes; its new one comes below
+    touched = set(self.src[rows].tolist())
+    self.alive[rows] = False
+    for s, stamp in ch.sources.items():
+        if stamp is None:  # gone: its chunks went with it
+            c = self.stamps.pop(s, None)
+            if c is not None:
+                self.alive[: self.n][self.src[: self.n] == c[0]] = False
+        elif s in self.stamps:
+            self.stamps[s] = (self.stamps[s][0], stamp)
+    new = ch.chunks.filter(alive)
+    if new.num_rows:
+        mat = new.column("emb").combine_chunks().values.to_numpy(zero_copy_only=False).reshape(new.num_rows, self.dim)
+        stamps = {s: t for s, t in ch.sources.items() if t is not None}
+        self.append(
+            new.column("id").to_numpy(),
+            new.column("source").combine_chunks(),
+            new.column("chunk_index").to_numpy(),
+            mat.astype(np.float32, copy=False),
+            stamps,
+            new.column("kw_len").to_numpy(),
+        )
+        touched.update(self.src[self.n - new.num_rows : self.n].tolist())
+    if touched:  # a document's first chunk may have been replaced
+        n = self.n
+        r = np.flatnonzero(np.isin(self.src[:n], np.fromiter(touched, np.int32)) & self.alive[:n])
+        r = r[np.lexsort((self.cidx[r], self.src[r]))]
+        first = r[np.r_[True, self.src[r][1:] != self.src[r][:-1]]] if len(r) else r
+        self.head[self.src[first]] = first
+    if self.posting_delta is not None:  # the keyword side holds postings: it takes these in on its next look
+        self.posting_delta.append(ch.postings)
+    live = int(self.alive[: self.n].sum())
+    if live != _rows.chunk_count(con) or live < 0.75 * self.n:
+        return False
+    self.gen, self.snapshot, self._by_code, self._id2row, self._kwstats, self._headrow = (
+        gen,
+        upto,
+        None,
+        None,
+        None,
+        None,
+    )
+    log.debug(
+        "lake snapshot %d -> %d: read %d source, %d chunk and %d posting rows",
+        ch.since,
+        upto,
+        read["sources"],
+        read["chunks"],
+        read["postings"],
+    )
+    return True
+
+
+VectorMatrix.follow_lake = _follow_lake
+
 # %% ../nbs/06a_vectors.ipynb #2d33fb10
 def warm_start(con, db_key: str, gen: str) -> VectorMatrix | None:
     "A holding process's first matrix: the snapshot beside the index, brought up to date; None if none can be trusted."
@@ -449,6 +536,7 @@ def vectors(
             tuning.limit_memory(tuning.compact_memory())
             con.execute(f"SET memory_limit = '{tuning.compact_memory()}'")
         vm.reserve(n + n // 4 + 1024)
+        vm.snapshot = current_snapshot(con) if on_lake(con) else None  # before the rows: a commit between is read twice
         vm.load(con)
         vm.gen = gen  # headroom: later writes append without copying (untouched pages cost no memory)
         _cache[db_key] = vm
