@@ -25,7 +25,8 @@ _rows = Tables()  # the in-memory side always reads through its caller's open co
 # %% auto #0
 __all__ = ['COMPACT_ABOVE', 'DENSE_SHARE', 'CANDIDATES', 'CANDIDATE_SHARE', 'SNAPSHOT_MAGIC', 'DELTA_MAGIC', 'FOLD_SHARE',
            'VectorMatrix', 'warm_start', 'keep_snapshot', 'vectors', 'held', 'sql_nearest', 'nearest', 'snapshot_path',
-           'delta_path', 'save_snapshot', 'save_delta', 'keep', 'load_snapshot', 'one_shot_vectors', 'prefetch']
+           'delta_path', 'save_snapshot', 'save_delta', 'keep', 'load_snapshot', 'one_shot_vectors', 'prefetch',
+           'save_compact', 'load_compact']
 
 # %% ../nbs/06a_vectors.ipynb #46eb0cbd
 COMPACT_ABOVE = 200_000  # chunks; above this a process keeps int8 + sign bits in memory, float32 rows in a temp file
@@ -60,6 +61,7 @@ class VectorMatrix:
         self.kwlen = np.zeros(0, np.int32)  # keyword length per row: the keyword side scores BM25 here too (06b_bm25)
         self._id2row = self._kwstats = self._headrow = None
         self.stamps: dict[str, tuple[int, object]] = {}  # source -> (code, ingested_at) of the live sources
+        self._disk_at, self.mapped = 0, False  # a compact snapshot read in place: its float32 rows start at _disk_at
         self.snap = None  # where the float32 rows lie in the snapshot file this matrix was read from or saved to
         self._ncodes, self._known_heads, self._by_code, self.lock = 0, 0, None, threading.RLock()
         if compact:
@@ -173,7 +175,7 @@ class VectorMatrix:
         finally:
             con.execute(f"SET memory_limit = '{limit}'")
 
-    def refresh(self, con, gen: str) -> bool:
+    def refresh(self, con, gen: str, grow: bool = True) -> bool:
         """Follow the index to generation `gen` by reloading only the sources written since; False if a full reload
         is due."""
         stamps = _rows.stamps(con)
@@ -187,6 +189,10 @@ class VectorMatrix:
         fresh = [s for s in stamps if s not in self.stamps]
         if len(fresh) > max(1000, len(stamps) // 5):
             return False
+        if fresh and self.mapped:
+            if not grow:  # a one-shot process: reading the new rows in would copy the whole mapped matrix
+                return False
+            self._unmap()
         if fresh:
             self.load(con, fresh, stamps)
         live = int(self.alive[: self.n].sum())
@@ -194,6 +200,26 @@ class VectorMatrix:
             return False
         self.gen, self._by_code, self._id2row, self._kwstats, self._headrow = gen, None, None, None, None
         return True
+
+    def _unmap(self):
+        "Copy a mapped compact snapshot into this process (growable arrays, its own float32 file) to add rows."
+        n, room = self.n, self.n + self.n // 4 + 1024
+        for name in ("ids", "src", "cidx", "kwlen", "scale", "q8"):
+            a = getattr(self, name)
+            b = np.empty((room,) + a.shape[1:], a.dtype)
+            b[:n] = a[:n]
+            setattr(self, name, b)
+        b = np.empty((self.words, room), np.uint64)
+        b[:, :n] = self.bits[:, :n]
+        self.bits, disk, done, total = b, tempfile.TemporaryFile(prefix="minirag-vectors-"), 0, n * self.dim * 4
+        while done < total:
+            chunk = os.pread(self._disk.fileno(), min(1 << 26, total - done), self._disk_at + done)
+            if not chunk:
+                raise OSError("the vector snapshot was cut short")
+            os.pwrite(disk.fileno(), chunk, done)
+            done += len(chunk)
+        self._disk.close()
+        self._disk, self._disk_at, self.mapped = disk, 0, False
 
     def head_rows(self) -> np.ndarray:
         "Per row: the row of its document's first chunk (cached until the rows change)."
@@ -280,7 +306,7 @@ class VectorMatrix:
         """Exact similarities of rows `pos`, read back from the temporary file (pread: a memory map would keep every
         page it touched resident)."""
         fd, row = self._disk.fileno(), self.dim * 4
-        buf = b"".join(os.pread(fd, row, int(p) * row) for p in pos)
+        buf = b"".join(os.pread(fd, row, self._disk_at + int(p) * row) for p in pos)
         return np.einsum("ij,j->i", np.frombuffer(buf, np.float32).reshape(len(pos), self.dim), q)
 
     def search(
@@ -390,11 +416,21 @@ def warm_start(con, db_key: str, gen: str) -> VectorMatrix | None:
     if Path(db_key).suffix != ".duckdb":  # no index file to keep a snapshot beside
         return None
     path = snapshot_path(db_key)
-    if not path.is_file() or _rows.chunk_count(con) > COMPACT_ABOVE:
+    if not path.is_file():
         return None
-    vm = load_snapshot(path, int(_rows.meta(con).get("dim", 0)))
-    if vm is None or not vm.refresh(con, gen):
+    dim = int(_rows.meta(con).get("dim", 0))
+    vm = load_compact(path, dim) if _rows.chunk_count(con) > COMPACT_ABOVE else load_snapshot(path, dim)
+    if vm is None:
         return None
+    if vm.compact and not tuning.memory_overridden():  # as a full load of a compact matrix sets it
+        tuning.limit_memory(tuning.compact_memory())
+        con.execute(f"SET memory_limit = '{tuning.compact_memory()}'")
+    before = (vm.n, int(vm.alive[: vm.n].sum()), len(vm.stamps))
+    if not vm.refresh(con, gen):
+        vm.close()
+        return None
+    if (vm.n, int(vm.alive[: vm.n].sum()), len(vm.stamps)) != before:  # behind the index: leave it current
+        keep_snapshot(vm, db_key)
     return vm
 
 
@@ -406,8 +442,15 @@ def keep_snapshot(vm: VectorMatrix, db_key: str) -> threading.Thread | None:
     if Path(db_key).suffix != ".duckdb":
         return None
     path = snapshot_path(db_key)
-    if vm.compact or not os.access(path.parent, os.W_OK) or not path.with_suffix(".duckdb").exists():
+    if not os.access(path.parent, os.W_OK) or not path.with_suffix(".duckdb").exists():
         return None
+    if vm.compact:  # about 2 GB at 1M chunks: written without holding the matrix, and one write at a time
+        if vm.mapped or ((t := _saving.get(db_key)) is not None and t.is_alive()):
+            return None
+        t = threading.Thread(target=save_compact, args=(vm, path), name="minirag-snapshot", daemon=True)
+        _saving[db_key] = t
+        t.start()
+        return t
 
     def save():
         with vm.lock:
@@ -450,7 +493,7 @@ def vectors(
             vm.close()
         n, dim = _rows.chunk_count(con), _rows.vector_dim(con)
         compact = n > (COMPACT_ABOVE if compact_above is None else compact_above)
-        if snapshot and not compact and (warm := warm_start(con, db_key, gen)) is not None:
+        if snapshot and (warm := warm_start(con, db_key, gen)) is not None:
             _cache[db_key] = warm
             return warm
         vm = VectorMatrix(dim, compact)
@@ -594,6 +637,16 @@ def _replace(path: Path, data: list) -> int | None:
         with os.fdopen(fd, "wb") as f:
             end = 0
             for off, b in data:
+                if isinstance(b, tuple):  # (descriptor, bytes): that many copied from the start of another file
+                    fd_from, count = b
+                    for at in range(0, count, 1 << 26):
+                        chunk = os.pread(fd_from, min(1 << 26, count - at), at)
+                        if len(chunk) != min(1 << 26, count - at):
+                            raise OSError("a short read")
+                        f.seek(off + at)
+                        f.write(chunk)
+                    end = max(end, off + count)
+                    continue
                 f.seek(off)
                 f.write(b)
                 end = max(end, off + memoryview(b).nbytes)
@@ -904,7 +957,7 @@ def one_shot_vectors(con, db_key: str, gen: str | None = None) -> VectorMatrix |
     meta = _rows.meta(con)
     gen = meta.get("generation", "0") if gen is None else gen
     if _rows.chunk_count(con) > COMPACT_ABOVE:
-        return None
+        return _one_shot_compact(con, db_key, path, int(meta.get("dim", 0)), gen)
     vm = load_snapshot(path, int(meta.get("dim", 0)))
     if vm is not None:
         before = (vm.n, int(vm.alive[: vm.n].sum()), len(vm.stamps))
@@ -930,3 +983,156 @@ def prefetch(con, db_key: str, gen: str | None = None):
     _asked.add(db_key)
     if one_shot_vectors(con, db_key, gen) is None:
         _asked.discard(db_key)  # `nearest` scans instead
+
+# %% ../nbs/06a_vectors.ipynb #c0a1b2d3
+_COMPACT_DTYPES = dict(
+    ids=np.int64,
+    src=np.int32,
+    alive=np.bool_,
+    cidx=np.int32,
+    kwlen=np.int32,
+    head=np.int64,
+    scale=np.float32,
+    mu=np.float32,
+    q8=np.int8,
+    bits=np.uint64,
+    f32=np.float32,
+)
+_MAPPED = ("ids", "src", "cidx", "kwlen", "scale", "q8", "bits")  # read in place; `alive` and `head` are read
+
+
+def save_compact(vm: VectorMatrix, path: Path) -> bool:
+    """Write a compact matrix to `path`: its int8 rows, sign bits and scales for a one-shot process to map, and the
+    float32 rows it re-scores candidates with. Only the cut is taken under the matrix's lock (rows below `n` never
+    change); the writing runs without it. False if refused."""
+    with vm.lock:
+        if not vm.compact or vm.mu is None:
+            return False
+        n, nc = vm.n, vm._ncodes
+        arrays = dict(
+            ids=vm.ids[:n],
+            src=vm.src[:n],
+            alive=vm.alive[:n].copy(),
+            cidx=vm.cidx[:n],
+            kwlen=vm.kwlen[:n],
+            head=vm.head[:nc].copy(),
+            scale=vm.scale[:n],
+            mu=vm.mu,
+            q8=vm.q8[:n],
+            bits=vm.bits[:, :n],
+        )
+        stamps = [[s, c, _iso(t)] for s, (c, t) in vm.stamps.items()]
+        try:
+            disk = os.dup(vm._disk.fileno())
+        except (OSError, ValueError):  # closed meanwhile: a fuller matrix replaced it
+            return False
+    try:
+        arrays = {k: np.ascontiguousarray(a) for k, a in arrays.items()}
+        layout, off = {}, 0
+        for name, a in arrays.items():
+            layout[name] = (a.dtype.str, list(a.shape), off)
+            off += -(-a.nbytes // 64) * 64
+        layout["f32"] = ("<f4", [n, vm.dim], off)
+        header = json.dumps(
+            dict(dim=vm.dim, n=n, ncodes=nc, compact=True, token=uuid.uuid4().hex, stamps=stamps, arrays=layout)
+        ).encode()
+        base = _data_start(header)
+        _drop_leftovers(path.parent)
+        pieces = [(0, SNAPSHOT_MAGIC + len(header).to_bytes(8, "little") + header)]
+        pieces += [(base + layout[name][2], a.data) for name, a in arrays.items()]
+        pieces.append((base + off, (disk, n * vm.dim * 4)))  # copied from the matrix's own file of float32 rows
+        ok = _replace(path, pieces) is not None
+    finally:
+        os.close(disk)
+    if ok:
+        try:
+            delta_path(path).unlink(missing_ok=True)
+        except OSError:
+            pass
+    return ok
+
+
+def load_compact(path: Path, dim: int) -> VectorMatrix | None:
+    """The compact matrix saved at `path`, mapped read-only (its float32 rows read from the file when re-scoring);
+    None if it is missing, not compact, of another dimension, or not whole."""
+    try:
+        f = open(path, "rb", buffering=0)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(f.fileno()).st_size
+        lead = np.empty(len(SNAPSHOT_MAGIC) + 8, np.uint8)
+        if (
+            size < lead.nbytes
+            or not _read_exactly(f, lead, 0)
+            or lead[: len(SNAPSHOT_MAGIC)].tobytes() != SNAPSHOT_MAGIC
+        ):
+            raise ValueError
+        hlen = int.from_bytes(lead[len(SNAPSHOT_MAGIC) :].tobytes(), "little")
+        if hlen > size:
+            raise ValueError
+        header = np.empty(hlen, np.uint8)
+        if not _read_exactly(f, header, lead.nbytes):
+            raise ValueError
+        header = header.tobytes()
+        h = json.loads(header)
+        if not h.get("compact") or h["dim"] != dim or set(h["arrays"]) != set(_COMPACT_DTYPES):
+            raise ValueError
+        n, nc, words, base = int(h["n"]), int(h["ncodes"]), (dim + 63) // 64, _data_start(header)
+        want = dict(
+            ids=(n,),
+            src=(n,),
+            alive=(n,),
+            cidx=(n,),
+            kwlen=(n,),
+            head=(nc,),
+            scale=(n,),
+            mu=(dim,),
+            q8=(n, dim),
+            bits=(words, n),
+            f32=(n, dim),
+        )
+        got = {}
+        for name, (dt, shape, off) in h["arrays"].items():
+            dt, shape = np.dtype(dt), tuple(int(x) for x in shape)
+            if dt != _COMPACT_DTYPES[name] or shape != want[name]:
+                raise ValueError
+            at = base + int(off)
+            if at + int(np.prod(shape, dtype=np.int64)) * dt.itemsize > size:
+                raise ValueError
+            if name == "f32":
+                f32_at = at
+            elif name in _MAPPED and n:
+                got[name] = np.memmap(f, dt, "r", at, shape)
+            else:
+                a = np.empty(shape, dt)
+                if not _read_exactly(f, a, at):
+                    raise ValueError
+                got[name] = a
+        if n and (got["src"].min() < 0 or got["src"].max() >= nc or got["head"].min() < 0 or got["head"].max() >= n):
+            raise ValueError
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        f.close()
+        return None
+    vm = VectorMatrix(dim, True)
+    vm._disk.close()
+    for name, a in got.items():
+        setattr(vm, name, a)
+    vm._disk, vm._disk_at, vm.mapped = f, f32_at, True
+    vm.n, vm._ncodes, vm._known_heads = n, nc, nc
+    vm.stamps = {s: (int(c), None if t is None else datetime.fromisoformat(t)) for s, c, t in h["stamps"]}
+    return vm
+
+
+def _one_shot_compact(con, db_key: str, path: Path, dim: int, gen: str) -> VectorMatrix | None:
+    """Above COMPACT_ABOVE: the compact snapshot a holding process left, when current or behind only by deletes;
+    None (scan instead) when there is none, or it lacks rows written since."""
+    vm = load_compact(path, dim)
+    if vm is None:
+        return None
+    if not vm.refresh(con, gen, grow=False):
+        vm.close()
+        return None
+    with _cache_lock:
+        _cache[db_key] = vm
+    return vm

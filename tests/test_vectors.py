@@ -302,3 +302,50 @@ def test_a_server_keeps_a_delta_too(store, monkeypatch):
     seen = _loads(monkeypatch)
     with store.session() as con: assert _holding(store, qs[1], c=0.3) == _exact(con, qs[1], 10, None, 0.3)
     assert seen == []
+
+# ---- above the compact size: a holding process leaves a compact snapshot that one-shot processes map ------------------
+
+def test_a_compact_snapshot_serves_one_shot_processes_while_current(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(V, "COMPACT_ABOVE", 100)
+    key, snap, rng, qs = str(store.db_file), V.snapshot_path(str(store.db_file)), np.random.default_rng(25), _queries(3)
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "1")
+    with store.session() as con: assert _holding(store, qs[0], c=0.3) == _exact(con, qs[0], 10, None, 0.3)
+    assert V._cache[key].compact and V.load_compact(snap, DIM).n == 1200 and V.load_snapshot(snap, DIM) is None
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
+    seen = _loads(monkeypatch)
+    Tables(store).delete("/docs/b/doc30.md")   # behind by a delete only: still served, the dead rows masked
+    with store.session() as con:
+        for q in qs:
+            assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
+            assert V._cache[key].mapped
+            assert _one_shot(store, q, 10, ["/docs/a"]) == _exact(con, q, 10, "/docs/a/")
+            assert _one_shot(store, q, 5, ["/docs/b/doc30.md"]) == []
+    assert seen == []
+    _add(store, rng, "c/new.md", 7)   # rows it lacks: one-shot processes scan in DuckDB, as with no snapshot
+    with store.session() as con:
+        assert _one_shot(store, qs[0], 5, ["/docs/c/new.md"]) == _exact(con, qs[0], 5, "/docs/c/new.md")
+    assert key not in V._cache and seen == []
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "1")   # a server starts from it and adds the new rows in place
+    with store.session() as con:
+        assert _holding(store, qs[1], 5, ["/docs/c/new.md"]) == _exact(con, qs[1], 5, "/docs/c/new.md")
+        assert _ask(store, qs[1], c=0.3) == _exact(con, qs[1], 10, None, 0.3)
+    assert seen == [1] and not V._cache[key].mapped
+    assert V.load_compact(snap, DIM).n == 1207   # and leaves it current
+    assert not list(snap.parent.glob(".vectors-*"))
+
+def test_a_foreign_or_damaged_compact_snapshot_is_never_trusted(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(V, "COMPACT_ABOVE", 100)
+    key, snap, q = str(store.db_file), V.snapshot_path(str(store.db_file)), _queries(1)[0]
+    other = Store(tmp_path/"other"/"index.duckdb"); rng = np.random.default_rng(26)
+    for i in range(40): _add(other, rng, f"{'a' if i < 4 else 'b'}/doc{i:02d}.md", 30)
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "1")
+    _holding(other, q)
+    whole = V.snapshot_path(str(other.db_file)).read_bytes()
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
+    with store.session() as con:
+        for bad in [whole, whole[:len(whole) // 2], whole.replace(b'"dim": 384', b'"dim": 385', 1),
+                    whole.replace(b'"compact": true', b'"compact": fals', 1), b"minirag vectors 1\n" + b"\xff" * 100]:
+            snap.write_bytes(bad)
+            assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
+            assert key not in V._cache   # scanned in DuckDB
+    other.close()
