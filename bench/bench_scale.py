@@ -299,13 +299,14 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
         out["vector"] = lat(lambda i: vector_search(con, key, qvecs[i], 40), range(len(qs)))
         out["vector_scoped_1pct"] = lat(lambda i: vector_search(con, key, qvecs[i], 40, scope), range(len(qs)))
         rec = lambda a, b: round(float(np.mean([len(set(x) & set(y)) / max(len(y), 1) for x, y in zip(a, b)])), 4)
+        exact_plain = exact_top(con, qvecs, 10)  # also the truth for the snapshot a server leaves (below)
         for name, c in (
             ("", 0.0),
             ("_doc_context", DOC_CONTEXT),
         ):  # plain nearest chunks, and as hybrid_query ranks them
             got = [[i for i, _ in vector_search(con, key, v, 10, None, c)] for v in qvecs]
             got_s = [[i for i, _ in vector_search(con, key, v, 10, scope, c)] for v in qvecs]
-            out[f"vector_recall_at_10{name}"] = rec(got, exact_top(con, qvecs, 10, None, c))
+            out[f"vector_recall_at_10{name}"] = rec(got, exact_plain if not c else exact_top(con, qvecs, 10, None, c))
             out[f"vector_recall_at_10_scoped{name}"] = rec(got_s, exact_top(con, qvecs, 10, scope + "/", c))
     # one new file into the big index: convert, chunk, embed, write
     f = root / "part37" / "zz-new.md"
@@ -356,6 +357,13 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
     out["server_first_answer_no_snapshot_s"] = round(held_first_answer(env, root, qs[2]), 2)
     cli("query", qs[4], "--top-k", "8")  # a one-shot process leaves the snapshot (a server's thread may not finish)
     out["server_first_answer_s"] = round(held_first_answer(env, root, qs[3]), 2)
+    # what a one-shot process reads after a server ran (above COMPACT_ABOVE: the compact snapshot it left)
+    out["cli_one_shot_after_server_s"] = round(
+        statistics.median([cli("query", q, "--top-k", "8") for q in qs[5 : cli_runs + 5]]), 2
+    )
+    out["cli_after_write_over_steady"] = round(out["cli_after_one_file_write_s"] / out["cli_one_shot_s"], 2)
+    out["snapshot_after_server_mb"] = round(snap.stat().st_size / 2**20) if snap.exists() else 0
+    out["snapshot_recall_at_10"] = snapshot_recall(snap, qvecs, exact_plain)
     out["resync_one_edited_file"] = resync_one_edited(db_dir, root, model, texts)
     out["load_end"] = round(load(), 2)
     return out
@@ -367,7 +375,10 @@ from minirag.api import Index
 from minirag.wire import to_wire
 ix = Index.open(sys.argv[1], idle_close=0.5)
 assert to_wire(ix.query(sys.argv[2], 8))["results"]
-print(time.perf_counter() - t)
+print("first_answer_s", time.perf_counter() - t, flush=True)
+from minirag import vectors
+for th in list(vectors._saving.values()):  # the snapshot it leaves for the next process
+    th.join()
 """
 
 
@@ -380,7 +391,19 @@ def held_first_answer(env: dict, root: Path, q: str) -> float:
         text=True,
     )
     assert p.returncode == 0, p.stderr[-500:]
-    return float(p.stdout.split()[-1])  # after DuckDB's progress bar, if it drew one
+    w = p.stdout.split()  # DuckDB's progress bar may come before it
+    return float(w[w.index("first_answer_s") + 1])
+
+
+def snapshot_recall(snap: Path, qvecs: np.ndarray, exact: list[list[int]]) -> float | None:
+    "Recall@10 against exact search of the snapshot beside the index, read as a one-shot process reads it."
+    from minirag.vectors import load_compact, load_snapshot
+
+    vm = (load_compact(snap, qvecs.shape[1]) or load_snapshot(snap, qvecs.shape[1])) if snap.exists() else None
+    if vm is None:
+        return None
+    got = [[i for i, _ in vm.search(v, 10)] for v in qvecs]
+    return round(float(np.mean([len(set(x) & set(y)) / max(len(y), 1) for x, y in zip(got, exact)])), 4)
 
 
 def resync_one_edited(db_dir: Path, root: Path, model: Path, texts: list[str]) -> dict:

@@ -4,7 +4,7 @@
 
 # %% ../nbs/06a_vectors.ipynb #093a92b6
 from __future__ import annotations
-import bisect, json, os, tempfile, threading, time
+import bisect, contextlib, json, os, tempfile, threading, time, uuid, zlib
 from datetime import datetime
 from pathlib import Path
 import numpy as np
@@ -15,12 +15,18 @@ from .store import emb_array, on_lake
 from .config import log
 from .lake import current_snapshot, lake_changes
 
+try:
+    import fcntl  # advisory locks: two processes extending one snapshot file never interleave
+except ImportError:  # Windows: every change is written as a new snapshot
+    fcntl = None
+
 _rows = Tables()  # the in-memory side always reads through its caller's open connection
 
 # %% auto #0
-__all__ = ['COMPACT_ABOVE', 'DENSE_SHARE', 'CANDIDATES', 'CANDIDATE_SHARE', 'SNAPSHOT_MAGIC', 'load_cap', 'VectorMatrix',
-           'warm_start', 'keep_snapshot', 'vectors', 'held', 'sql_nearest', 'nearest', 'snapshot_path', 'save_snapshot',
-           'load_snapshot', 'one_shot_vectors', 'prefetch']
+__all__ = ['COMPACT_ABOVE', 'DENSE_SHARE', 'CANDIDATES', 'CANDIDATE_SHARE', 'SNAPSHOT_MAGIC', 'DELTA_MAGIC', 'FOLD_SHARE',
+           'load_cap', 'VectorMatrix', 'warm_start', 'keep_snapshot', 'vectors', 'held', 'sql_nearest', 'nearest',
+           'snapshot_path', 'delta_path', 'save_snapshot', 'save_delta', 'keep', 'load_snapshot', 'one_shot_vectors',
+           'prefetch', 'save_compact', 'load_compact']
 
 # %% ../nbs/06a_vectors.ipynb #46eb0cbd
 COMPACT_ABOVE = 200_000  # chunks; above this a process keeps int8 + sign bits in memory, float32 rows in a temp file
@@ -64,6 +70,8 @@ class VectorMatrix:
         self.kwlen = np.zeros(0, np.int32)  # keyword length per row: the keyword side scores BM25 here too (06b_bm25)
         self._id2row = self._kwstats = self._headrow = None
         self.stamps: dict[str, tuple[int, object]] = {}  # source -> (code, ingested_at) of the live sources
+        self._disk_at, self.mapped = 0, False  # a compact snapshot read in place: its float32 rows start at _disk_at
+        self.snap = None  # where the float32 rows lie in the snapshot file this matrix was read from or saved to
         self._ncodes, self._known_heads, self._by_code, self.lock = 0, 0, None, threading.RLock()
         if compact:
             self.words = (dim + 63) // 64
@@ -127,8 +135,9 @@ class VectorMatrix:
                 self.head[c] = r  # codes new in this batch have no head yet
         self._known_heads = self._ncodes
         if not self.compact:
-            self.f32 = _grow(self.f32, hi)
-            self.f32[lo:hi] = mat
+            if not (isinstance(self.f32, np.memmap) and _extend_mapped(self, lo, mat)):
+                self.f32 = _grow(self.f32, hi)  # a mapped snapshot that cannot grow in place is copied once
+                self.f32[lo:hi] = mat
         else:
             if self.mu is None:
                 self.mu = mat.mean(axis=0)  # sign bits of centred vectors: balanced bits separate better
@@ -175,7 +184,7 @@ class VectorMatrix:
         finally:
             con.execute(f"SET memory_limit = '{limit}'")
 
-    def refresh(self, con, gen: str) -> bool:
+    def refresh(self, con, gen: str, grow: bool = True) -> bool:
         """Follow the index to generation `gen` by reloading only the sources written since; False if a full reload
         is due."""
         upto = current_snapshot(con) if on_lake(con) else None
@@ -195,6 +204,10 @@ class VectorMatrix:
         fresh = [s for s in stamps if s not in self.stamps]
         if len(fresh) > max(1000, len(stamps) // 5):
             return False
+        if fresh and self.mapped:
+            if not grow:  # a one-shot process: reading the new rows in would copy the whole mapped matrix
+                return False
+            self._unmap()
         if fresh:
             self.load(con, fresh, stamps)
         live = int(self.alive[: self.n].sum())
@@ -203,6 +216,26 @@ class VectorMatrix:
         self.gen, self._by_code, self._id2row, self._kwstats, self._headrow = gen, None, None, None, None
         self.snapshot = upto
         return True
+
+    def _unmap(self):
+        "Copy a mapped compact snapshot into this process (growable arrays, its own float32 file) to add rows."
+        n, room = self.n, self.n + self.n // 4 + 1024
+        for name in ("ids", "src", "cidx", "kwlen", "scale", "q8"):
+            a = getattr(self, name)
+            b = np.empty((room,) + a.shape[1:], a.dtype)
+            b[:n] = a[:n]
+            setattr(self, name, b)
+        b = np.empty((self.words, room), np.uint64)
+        b[:, :n] = self.bits[:, :n]
+        self.bits, disk, done, total = b, tempfile.TemporaryFile(prefix="minirag-vectors-"), 0, n * self.dim * 4
+        while done < total:
+            chunk = os.pread(self._disk.fileno(), min(1 << 26, total - done), self._disk_at + done)
+            if not chunk:
+                raise OSError("the vector snapshot was cut short")
+            os.pwrite(disk.fileno(), chunk, done)
+            done += len(chunk)
+        self._disk.close()
+        self._disk, self._disk_at, self.mapped = disk, 0, False
 
     def head_rows(self) -> np.ndarray:
         "Per row: the row of its document's first chunk (cached until the rows change)."
@@ -289,7 +322,7 @@ class VectorMatrix:
         """Exact similarities of rows `pos`, read back from the temporary file (pread: a memory map would keep every
         page it touched resident)."""
         fd, row = self._disk.fileno(), self.dim * 4
-        buf = b"".join(os.pread(fd, row, int(p) * row) for p in pos)
+        buf = b"".join(os.pread(fd, row, self._disk_at + int(p) * row) for p in pos)
         return np.einsum("ij,j->i", np.frombuffer(buf, np.float32).reshape(len(pos), self.dim), q)
 
     def search(
@@ -468,11 +501,21 @@ def warm_start(con, db_key: str, gen: str) -> VectorMatrix | None:
     if Path(db_key).suffix != ".duckdb":  # no index file to keep a snapshot beside
         return None
     path = snapshot_path(db_key)
-    if not path.is_file() or _rows.chunk_count(con) > COMPACT_ABOVE:
+    if not path.is_file():
         return None
-    vm = load_snapshot(path, int(_rows.meta(con).get("dim", 0)))
-    if vm is None or not vm.refresh(con, gen):
+    dim = int(_rows.meta(con).get("dim", 0))
+    vm = load_compact(path, dim) if _rows.chunk_count(con) > COMPACT_ABOVE else load_snapshot(path, dim)
+    if vm is None:
         return None
+    if vm.compact and not tuning.memory_overridden():  # as a full load of a compact matrix sets it
+        tuning.limit_memory(tuning.compact_memory())
+        con.execute(f"SET memory_limit = '{tuning.compact_memory()}'")
+    before = (vm.n, int(vm.alive[: vm.n].sum()), len(vm.stamps))
+    if not vm.refresh(con, gen):
+        vm.close()
+        return None
+    if (vm.n, int(vm.alive[: vm.n].sum()), len(vm.stamps)) != before:  # behind the index: leave it current
+        keep_snapshot(vm, db_key)
     return vm
 
 
@@ -484,12 +527,19 @@ def keep_snapshot(vm: VectorMatrix, db_key: str) -> threading.Thread | None:
     if Path(db_key).suffix != ".duckdb":
         return None
     path = snapshot_path(db_key)
-    if vm.compact or not os.access(path.parent, os.W_OK) or not path.with_suffix(".duckdb").exists():
+    if not os.access(path.parent, os.W_OK) or not path.with_suffix(".duckdb").exists():
         return None
+    if vm.compact:  # about 2 GB at 1M chunks: written without holding the matrix, and one write at a time
+        if vm.mapped or ((t := _saving.get(db_key)) is not None and t.is_alive()):
+            return None
+        t = threading.Thread(target=save_compact, args=(vm, path), name="minirag-snapshot", daemon=True)
+        _saving[db_key] = t
+        t.start()
+        return t
 
     def save():
         with vm.lock:
-            save_snapshot(vm, path)
+            keep(vm, path)
 
     t = threading.Thread(target=save, name="minirag-snapshot", daemon=True)
     _saving[db_key] = t
@@ -528,7 +578,7 @@ def vectors(
             vm.close()
         n, dim = _rows.chunk_count(con), _rows.vector_dim(con)
         compact = n > (COMPACT_ABOVE if compact_above is None else compact_above)
-        if snapshot and not compact and (warm := warm_start(con, db_key, gen)) is not None:
+        if snapshot and (warm := warm_start(con, db_key, gen)) is not None:
             _cache[db_key] = warm
             return warm
         vm = VectorMatrix(dim, compact)
@@ -625,10 +675,14 @@ def nearest(
 
 # %% ../nbs/06a_vectors.ipynb #05007e84
 SNAPSHOT_MAGIC = b"minirag vectors 1\n"
+DELTA_MAGIC = b"minirag vectors delta 1\n"
+# a delta whose rows added (or turned dead) since its snapshot pass 1/8 of the snapshot's rows is folded into a new one
+FOLD_SHARE = 8
 _SNAP_ARRAYS = ("ids", "src", "alive", "cidx", "kwlen", "f32")
 _SNAP_DTYPES = dict(
     ids=np.int64, src=np.int32, alive=np.bool_, cidx=np.int32, kwlen=np.int32, f32=np.float32, head=np.int64
 )
+_DELTA_DTYPES = dict(ids=np.int64, src=np.int32, cidx=np.int32, kwlen=np.int32, head=np.int64, alive=np.uint8)
 
 
 def snapshot_path(db_key: str) -> Path | None:
@@ -637,41 +691,55 @@ def snapshot_path(db_key: str) -> Path | None:
     return p.with_suffix(".vectors") if p.suffix == ".duckdb" else None
 
 
+def delta_path(path: Path) -> Path:
+    "`index.vectors-delta`: what changed since the snapshot at `path` was written."
+    return path.with_name(path.name + "-delta")
+
+
 def _data_start(header: bytes) -> int:
     return -(-(len(SNAPSHOT_MAGIC) + 8 + len(header)) // 64) * 64
 
 
-def save_snapshot(vm: VectorMatrix, path: Path) -> bool:
-    """Write a float32 matrix to `path` (a temporary file renamed over it: a reader sees the old file or the new
-    one); False if refused."""
-    if vm.compact:
-        return False
-    arrays = {name: np.ascontiguousarray(getattr(vm, name)[: vm.n]) for name in _SNAP_ARRAYS}
-    arrays["head"] = np.ascontiguousarray(vm.head[: vm._ncodes])
-    layout, off = {}, 0
-    for name, a in arrays.items():
-        layout[name] = (a.dtype.str, list(a.shape), off)
-        off += -(-a.nbytes // 64) * 64
-    stamps = [[s, c, None if t is None else t.isoformat()] for s, (c, t) in vm.stamps.items()]
-    header = json.dumps(dict(dim=vm.dim, n=vm.n, ncodes=vm._ncodes, stamps=stamps, arrays=layout)).encode()
-    base, tmp = _data_start(header), None
-    for old in path.parent.glob(".vectors-*"):  # left by a process killed while writing
+def _iso(t) -> str | None:
+    return None if t is None else t.isoformat()
+
+
+def _drop_leftovers(folder: Path):
+    for old in folder.glob(".vectors-*"):  # left by a process killed while writing
         try:
             if time.time() - old.stat().st_mtime > 600:
                 old.unlink()
         except OSError:
             pass
+
+
+def _replace(path: Path, data: list) -> int | None:
+    """Write the byte strings `data` (each at its offset) to a temporary file renamed over `path`: a reader sees the
+    old file or the new one. The new file's inode, or None if refused."""
+    tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=".vectors-", dir=path.parent)
         os.chmod(tmp, os.stat(path.with_suffix(".duckdb")).st_mode & 0o777)  # readable by whoever can read the index
         with os.fdopen(fd, "wb") as f:
-            f.write(SNAPSHOT_MAGIC + len(header).to_bytes(8, "little") + header)
-            for name, a in arrays.items():
-                f.seek(base + layout[name][2])
-                f.write(a.data)
-            f.truncate(base + off)
+            end = 0
+            for off, b in data:
+                if isinstance(b, tuple):  # (descriptor, bytes): that many copied from the start of another file
+                    fd_from, count = b
+                    for at in range(0, count, 1 << 26):
+                        chunk = os.pread(fd_from, min(1 << 26, count - at), at)
+                        if len(chunk) != min(1 << 26, count - at):
+                            raise OSError("a short read")
+                        f.seek(off + at)
+                        f.write(chunk)
+                    end = max(end, off + count)
+                    continue
+                f.seek(off)
+                f.write(b)
+                end = max(end, off + memoryview(b).nbytes)
+            f.truncate(end)
+            ino = os.fstat(f.fileno()).st_ino
         os.replace(tmp, path)
-        return True
+        return ino
     except (
         OSError
     ):  # a full disk, a read-only folder, a Windows reader holding the old file: the next process scans instead
@@ -680,7 +748,210 @@ def save_snapshot(vm: VectorMatrix, path: Path) -> bool:
                 os.unlink(tmp)
             except OSError:
                 pass
+        return None
+
+
+def save_snapshot(vm: VectorMatrix, path: Path) -> bool:
+    """Write a float32 matrix to `path`, its float32 rows last so later rows can follow them in place; False if
+    refused."""
+    if vm.compact:
         return False
+    arrays = {name: np.ascontiguousarray(getattr(vm, name)[: vm.n]) for name in _SNAP_ARRAYS if name != "f32"}
+    arrays["head"] = np.ascontiguousarray(vm.head[: vm._ncodes])
+    arrays["f32"] = np.ascontiguousarray(vm.f32[: vm.n])
+    layout, off = {}, 0
+    for name, a in arrays.items():
+        layout[name] = (a.dtype.str, list(a.shape), off)
+        off += -(-a.nbytes // 64) * 64
+    stamps = [[s, c, _iso(t)] for s, (c, t) in vm.stamps.items()]
+    token = uuid.uuid4().hex  # a delta names the snapshot it follows: one from another file is never applied
+    header = json.dumps(dict(dim=vm.dim, n=vm.n, ncodes=vm._ncodes, token=token, stamps=stamps, arrays=layout)).encode()
+    base = _data_start(header)
+    _drop_leftovers(path.parent)
+    ino = _replace(
+        path,
+        [(0, SNAPSHOT_MAGIC + len(header).to_bytes(8, "little") + header)]
+        + [(base + layout[name][2], a.data) for name, a in arrays.items()],
+    )
+    if ino is None:
+        return False
+    try:
+        delta_path(path).unlink(missing_ok=True)  # it followed the snapshot just replaced
+    except OSError:
+        pass
+    vm.snap = _snap_info(path, ino, token, base + layout["f32"][2], vm, set(vm.stamps))
+    return True
+
+
+def _snap_info(path: Path, ino: int, token: str, at: int, vm: VectorMatrix, names: set) -> dict:
+    "Where `vm`'s float32 rows lie in the snapshot file: rows [0, filed) at offset `at` of the file with inode `ino`."
+    n = vm.n
+    return dict(
+        path=path,
+        ino=ino,
+        token=token,
+        at=at,
+        nb=n,
+        ncodes=vm._ncodes,
+        names=names,
+        filed=n,
+        dead=n - int(vm.alive[:n].sum()),
+    )
+
+
+@contextlib.contextmanager
+def _locked(path: Path, s: dict, dim: int, rows: int):
+    """The snapshot file, open for writing and locked, if it is still the one `s` describes and ends right after
+    its `rows` float32 rows; else None (another process replaced it or wrote past them)."""
+    if fcntl is None:  # no advisory locks: every change is a new snapshot
+        yield None
+        return
+    with open(path, "r+b", buffering=0) as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:  # unlocked explicitly: a memory map of the file keeps its descriptor, and the lock, open
+            st = os.fstat(f.fileno())
+            yield f if st.st_ino == s["ino"] and st.st_size == s["at"] + rows * 4 * dim else None
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _extend_mapped(vm: VectorMatrix, lo: int, mat: np.ndarray) -> bool:
+    """Append rows to the snapshot file `vm.f32` maps, past its end (no reader's bytes change), and map them too:
+    following a write costs the new rows, not a copy of the whole matrix."""
+    s = vm.snap
+    if s is None or s["filed"] != lo:
+        return False
+    try:
+        with _locked(s["path"], s, vm.dim, lo) as f:
+            if f is None:
+                return False
+            os.pwrite(f.fileno(), np.ascontiguousarray(mat, np.float32).tobytes(), s["at"] + lo * vm.dim * 4)
+            vm.f32 = np.memmap(f, np.float32, "r", s["at"], (lo + len(mat), vm.dim))
+    except (OSError, ValueError):
+        return False
+    s["filed"] = lo + len(mat)
+    return True
+
+
+def save_delta(vm: VectorMatrix, path: Path) -> bool:
+    """Record what changed since `vm`'s snapshot: its new float32 rows appended to the snapshot file, the rest (new
+    rows' ids and sources, which rows are dead, the sources gone and new) in a small delta beside it. False when there
+    is no snapshot to follow, it was replaced, or the change passed the fold share (then a new snapshot is due)."""
+    s, n = vm.snap, vm.n
+    if vm.compact or s is None or s["path"] != path:
+        return False
+    nb, ncb = s["nb"], s["ncodes"]
+    dead = n - int(vm.alive[:n].sum())
+    if n - nb > nb // FOLD_SHARE or dead - s["dead"] > nb // FOLD_SHARE:
+        return False
+    try:
+        with _locked(path, s, vm.dim, s["filed"]) as f:  # the lock spans the rows and the delta that names them
+            if f is None:
+                return False
+            if s["filed"] < n:
+                os.pwrite(
+                    f.fileno(),
+                    np.ascontiguousarray(vm.f32[s["filed"] : n], np.float32).tobytes(),
+                    s["at"] + s["filed"] * vm.dim * 4,
+                )
+                s["filed"] = n
+            live_base = {name for name, (c, _) in vm.stamps.items() if c < ncb}
+            arrays = dict(
+                ids=vm.ids[nb:n],
+                src=vm.src[nb:n],
+                cidx=vm.cidx[nb:n],
+                kwlen=vm.kwlen[nb:n],
+                head=vm.head[ncb : vm._ncodes],
+                alive=np.packbits(vm.alive[:n]),
+            )
+            layout, payload, off = {}, [], 0
+            for name, a in arrays.items():
+                a = np.ascontiguousarray(a, _DELTA_DTYPES[name])
+                layout[name] = (a.dtype.str, len(a), off)
+                payload.append(a.tobytes())
+                off += a.nbytes
+            header = json.dumps(
+                dict(
+                    token=s["token"],
+                    dim=vm.dim,
+                    nb=nb,
+                    base_codes=ncb,
+                    n=n,
+                    ncodes=vm._ncodes,
+                    gone=sorted(s["names"] - live_base),
+                    arrays=layout,
+                    new=[[name, c, _iso(t)] for name, (c, t) in vm.stamps.items() if c >= ncb],
+                )
+            ).encode()
+            body = header + b"".join(payload)
+            crc = zlib.crc32(np.ascontiguousarray(vm.f32[nb:n], np.float32), zlib.crc32(body))
+            lead = DELTA_MAGIC + len(header).to_bytes(8, "little") + crc.to_bytes(4, "little")
+            return _replace(delta_path(path), [(0, lead + body)]) is not None
+    except (OSError, ValueError):
+        return False
+
+
+def _apply_delta(vm: VectorMatrix, path: Path, f, size: int) -> bool:
+    """Bring `vm`, just read from the snapshot at `path` (open as `f`, `size` bytes), up to its delta; False (and
+    `vm` untouched) if there is none, or it follows another snapshot, or any byte of it or of its rows is wrong."""
+    s = vm.snap
+    try:
+        raw = delta_path(path).read_bytes()
+    except OSError:
+        return False
+    m = len(DELTA_MAGIC)
+    if len(raw) < m + 12 or raw[:m] != DELTA_MAGIC:
+        return False
+    hlen, crc = int.from_bytes(raw[m : m + 8], "little"), int.from_bytes(raw[m + 8 : m + 12], "little")
+    body = raw[m + 12 :]
+    if hlen > len(body):
+        return False
+    try:
+        h = json.loads(body[:hlen])
+        nb, ncb, n, ncodes = s["nb"], s["ncodes"], int(h["n"]), int(h["ncodes"])
+        if (h["token"], h["dim"], h["nb"], h["base_codes"]) != (s["token"], vm.dim, nb, ncb):
+            return False
+        if n < nb or ncodes < ncb or s["at"] + n * vm.dim * 4 > size:
+            return False
+        f32 = np.memmap(f, np.float32, "r", s["at"], (n, vm.dim)) if n else vm.f32
+        if zlib.crc32(np.ascontiguousarray(f32[nb:n]), zlib.crc32(body)) != crc:
+            return False
+        want = dict(ids=n - nb, src=n - nb, cidx=n - nb, kwlen=n - nb, head=ncodes - ncb, alive=-(-n // 8))
+        got = {}
+        for name, (dt, count, off) in h["arrays"].items():
+            if np.dtype(dt) != _DELTA_DTYPES[name] or count != want[name]:
+                return False
+            got[name] = np.frombuffer(body, _DELTA_DTYPES[name], count, hlen + off)
+        if set(got) != set(want):
+            return False
+        src = np.concatenate([vm.src[:nb], got["src"]])
+        heads = np.concatenate([vm.head[:ncb], got["head"]])
+        if (n and (src.min() < 0 or src.max() >= ncodes)) or (ncodes and (heads.min() < 0 or heads.max() >= n)):
+            return False
+        stamps = dict(vm.stamps)
+        for name in h["gone"]:
+            del stamps[name]
+        for name, c, t in h["new"]:
+            if not ncb <= int(c) < ncodes:
+                return False
+            stamps[name] = (int(c), None if t is None else datetime.fromisoformat(t))
+    except (ValueError, KeyError, TypeError, IndexError):
+        return False
+    for name in ("ids", "src", "cidx", "kwlen", "alive"):
+        setattr(vm, name, _grow(getattr(vm, name), n))
+    for name in ("ids", "src", "cidx", "kwlen"):
+        getattr(vm, name)[nb:n] = got[name]
+    vm.alive[:n] = np.unpackbits(got["alive"], count=n).astype(bool)
+    vm.head = _grow(vm.head, ncodes)
+    vm.head[ncb:ncodes] = got["head"]
+    vm.f32, vm.n, vm._ncodes, vm._known_heads, vm.stamps = f32, n, ncodes, ncodes, stamps
+    s["filed"] = n
+    return True
+
+
+def keep(vm: VectorMatrix, path: Path) -> bool:
+    "Leave `vm` for the next process: a small delta beside its snapshot when that is enough, else a new snapshot."
+    return save_delta(vm, path) or save_snapshot(vm, path)
 
 
 def _read_exactly(f, a: np.ndarray, offset: int) -> bool:
@@ -698,8 +969,8 @@ def _read_exactly(f, a: np.ndarray, offset: int) -> bool:
 
 
 def load_snapshot(path: Path, dim: int) -> VectorMatrix | None:
-    """The matrix saved at `path`, its vectors mapped read-only; None if it is missing, of another dimension, or not
-    whole."""
+    """The matrix saved at `path` and brought up to its delta when one follows it, its vectors mapped read-only;
+    None if it is missing, of another dimension, or not whole."""
     try:
         with open(path, "rb", buffering=0) as f:
             size = os.fstat(f.fileno()).st_size
@@ -720,15 +991,16 @@ def load_snapshot(path: Path, dim: int) -> VectorMatrix | None:
             h = json.loads(header)
             if h["dim"] != dim or set(h["arrays"]) != set(_SNAP_DTYPES):
                 return None
-            base, got = _data_start(header), {}
+            base, got, ends = _data_start(header), {}, {}
             for name, (dt, shape, off) in h["arrays"].items():
                 if np.dtype(dt) != _SNAP_DTYPES[name]:
                     return None
                 rows, shape = int(shape[0]), tuple(int(x) for x in shape)
+                ends[name] = base + off + rows * int(np.prod(shape[1:], dtype=np.int64)) * np.dtype(dt).itemsize
                 if (
                     name == "f32"
                 ):  # mapped, not read: 0.01 s instead of 0.08 at 100k (the page cache's own pages; a write copies)
-                    if base + off + rows * int(np.prod(shape[1:], dtype=np.int64)) * 4 > size:
+                    if ends[name] > size:
                         return None
                     got[name] = (
                         np.memmap(f, np.float32, "r", base + off, shape) if rows else np.zeros(shape, np.float32),
@@ -742,18 +1014,23 @@ def load_snapshot(path: Path, dim: int) -> VectorMatrix | None:
                 if base + off + a[:rows].nbytes > size or not _read_exactly(f, a[:rows], base + off):
                     return None
                 got[name] = (a, rows, shape)
+            n, ncodes = int(h["n"]), int(h["ncodes"])
+            if any(got[x][1] != n for x in _SNAP_ARRAYS) or got["f32"][2] != (n, dim) or got["head"][1] != ncodes:
+                return None
+            if n and (got["src"][0][:n].min() < 0 or got["src"][0][:n].max() >= ncodes):
+                return None
+            vm = VectorMatrix(dim, False)
+            for name, (a, _, _) in got.items():
+                setattr(vm, name, a)
+            vm.n, vm._ncodes, vm._known_heads = n, ncodes, ncodes
+            vm.stamps = {s: (int(c), None if t is None else datetime.fromisoformat(t)) for s, c, t in h["stamps"]}
+            if h.get("token") and max(ends.values()) == ends["f32"]:  # its float32 rows last: a delta can follow it
+                vm.snap = _snap_info(
+                    path, os.fstat(f.fileno()).st_ino, h["token"], base + h["arrays"]["f32"][2], vm, set(vm.stamps)
+                )
+                _apply_delta(vm, path, f, size)
     except (OSError, ValueError, KeyError, TypeError, IndexError):
         return None
-    n, ncodes = int(h["n"]), int(h["ncodes"])
-    if any(got[x][1] != n for x in _SNAP_ARRAYS) or got["f32"][2] != (n, dim) or got["head"][1] != ncodes:
-        return None
-    if n and (got["src"][0][:n].min() < 0 or got["src"][0][:n].max() >= ncodes):
-        return None
-    vm = VectorMatrix(dim, False)
-    for name, (a, _, _) in got.items():
-        setattr(vm, name, a)
-    vm.n, vm._ncodes, vm._known_heads = n, ncodes, ncodes
-    vm.stamps = {s: (int(c), None if t is None else datetime.fromisoformat(t)) for s, c, t in h["stamps"]}
     return vm
 
 
@@ -766,13 +1043,13 @@ def one_shot_vectors(con, db_key: str, gen: str | None = None) -> VectorMatrix |
     meta = _rows.meta(con)
     gen = meta.get("generation", "0") if gen is None else gen
     if _rows.chunk_count(con) > COMPACT_ABOVE:
-        return None
+        return _one_shot_compact(con, db_key, path, int(meta.get("dim", 0)), gen)
     vm = load_snapshot(path, int(meta.get("dim", 0)))
     if vm is not None:
-        before = (vm.n, int(vm.alive[: vm.n].sum()))
+        before = (vm.n, int(vm.alive[: vm.n].sum()), len(vm.stamps))
         if vm.refresh(con, gen):
-            if (vm.n, int(vm.alive[: vm.n].sum())) != before:
-                save_snapshot(vm, path)
+            if (vm.n, int(vm.alive[: vm.n].sum()), len(vm.stamps)) != before:
+                keep(vm, path)
             with _cache_lock:
                 _cache[db_key] = vm
             return vm
@@ -792,3 +1069,156 @@ def prefetch(con, db_key: str, gen: str | None = None):
     _asked.add(db_key)
     if one_shot_vectors(con, db_key, gen) is None:
         _asked.discard(db_key)  # `nearest` scans instead
+
+# %% ../nbs/06a_vectors.ipynb #c0a1b2d3
+_COMPACT_DTYPES = dict(
+    ids=np.int64,
+    src=np.int32,
+    alive=np.bool_,
+    cidx=np.int32,
+    kwlen=np.int32,
+    head=np.int64,
+    scale=np.float32,
+    mu=np.float32,
+    q8=np.int8,
+    bits=np.uint64,
+    f32=np.float32,
+)
+_MAPPED = ("ids", "src", "cidx", "kwlen", "scale", "q8", "bits")  # read in place; `alive` and `head` are read
+
+
+def save_compact(vm: VectorMatrix, path: Path) -> bool:
+    """Write a compact matrix to `path`: its int8 rows, sign bits and scales for a one-shot process to map, and the
+    float32 rows it re-scores candidates with. Only the cut is taken under the matrix's lock (rows below `n` never
+    change); the writing runs without it. False if refused."""
+    with vm.lock:
+        if not vm.compact or vm.mu is None:
+            return False
+        n, nc = vm.n, vm._ncodes
+        arrays = dict(
+            ids=vm.ids[:n],
+            src=vm.src[:n],
+            alive=vm.alive[:n].copy(),
+            cidx=vm.cidx[:n],
+            kwlen=vm.kwlen[:n],
+            head=vm.head[:nc].copy(),
+            scale=vm.scale[:n],
+            mu=vm.mu,
+            q8=vm.q8[:n],
+            bits=vm.bits[:, :n],
+        )
+        stamps = [[s, c, _iso(t)] for s, (c, t) in vm.stamps.items()]
+        try:
+            disk = os.dup(vm._disk.fileno())
+        except (OSError, ValueError):  # closed meanwhile: a fuller matrix replaced it
+            return False
+    try:
+        arrays = {k: np.ascontiguousarray(a) for k, a in arrays.items()}
+        layout, off = {}, 0
+        for name, a in arrays.items():
+            layout[name] = (a.dtype.str, list(a.shape), off)
+            off += -(-a.nbytes // 64) * 64
+        layout["f32"] = ("<f4", [n, vm.dim], off)
+        header = json.dumps(
+            dict(dim=vm.dim, n=n, ncodes=nc, compact=True, token=uuid.uuid4().hex, stamps=stamps, arrays=layout)
+        ).encode()
+        base = _data_start(header)
+        _drop_leftovers(path.parent)
+        pieces = [(0, SNAPSHOT_MAGIC + len(header).to_bytes(8, "little") + header)]
+        pieces += [(base + layout[name][2], a.data) for name, a in arrays.items()]
+        pieces.append((base + off, (disk, n * vm.dim * 4)))  # copied from the matrix's own file of float32 rows
+        ok = _replace(path, pieces) is not None
+    finally:
+        os.close(disk)
+    if ok:
+        try:
+            delta_path(path).unlink(missing_ok=True)
+        except OSError:
+            pass
+    return ok
+
+
+def load_compact(path: Path, dim: int) -> VectorMatrix | None:
+    """The compact matrix saved at `path`, mapped read-only (its float32 rows read from the file when re-scoring);
+    None if it is missing, not compact, of another dimension, or not whole."""
+    try:
+        f = open(path, "rb", buffering=0)
+    except OSError:
+        return None
+    try:
+        size = os.fstat(f.fileno()).st_size
+        lead = np.empty(len(SNAPSHOT_MAGIC) + 8, np.uint8)
+        if (
+            size < lead.nbytes
+            or not _read_exactly(f, lead, 0)
+            or lead[: len(SNAPSHOT_MAGIC)].tobytes() != SNAPSHOT_MAGIC
+        ):
+            raise ValueError
+        hlen = int.from_bytes(lead[len(SNAPSHOT_MAGIC) :].tobytes(), "little")
+        if hlen > size:
+            raise ValueError
+        header = np.empty(hlen, np.uint8)
+        if not _read_exactly(f, header, lead.nbytes):
+            raise ValueError
+        header = header.tobytes()
+        h = json.loads(header)
+        if not h.get("compact") or h["dim"] != dim or set(h["arrays"]) != set(_COMPACT_DTYPES):
+            raise ValueError
+        n, nc, words, base = int(h["n"]), int(h["ncodes"]), (dim + 63) // 64, _data_start(header)
+        want = dict(
+            ids=(n,),
+            src=(n,),
+            alive=(n,),
+            cidx=(n,),
+            kwlen=(n,),
+            head=(nc,),
+            scale=(n,),
+            mu=(dim,),
+            q8=(n, dim),
+            bits=(words, n),
+            f32=(n, dim),
+        )
+        got = {}
+        for name, (dt, shape, off) in h["arrays"].items():
+            dt, shape = np.dtype(dt), tuple(int(x) for x in shape)
+            if dt != _COMPACT_DTYPES[name] or shape != want[name]:
+                raise ValueError
+            at = base + int(off)
+            if at + int(np.prod(shape, dtype=np.int64)) * dt.itemsize > size:
+                raise ValueError
+            if name == "f32":
+                f32_at = at
+            elif name in _MAPPED and n:
+                got[name] = np.memmap(f, dt, "r", at, shape)
+            else:
+                a = np.empty(shape, dt)
+                if not _read_exactly(f, a, at):
+                    raise ValueError
+                got[name] = a
+        if n and (got["src"].min() < 0 or got["src"].max() >= nc or got["head"].min() < 0 or got["head"].max() >= n):
+            raise ValueError
+    except (OSError, ValueError, KeyError, TypeError, IndexError):
+        f.close()
+        return None
+    vm = VectorMatrix(dim, True)
+    vm._disk.close()
+    for name, a in got.items():
+        setattr(vm, name, a)
+    vm._disk, vm._disk_at, vm.mapped = f, f32_at, True
+    vm.n, vm._ncodes, vm._known_heads = n, nc, nc
+    vm.stamps = {s: (int(c), None if t is None else datetime.fromisoformat(t)) for s, c, t in h["stamps"]}
+    return vm
+
+
+def _one_shot_compact(con, db_key: str, path: Path, dim: int, gen: str) -> VectorMatrix | None:
+    """Above COMPACT_ABOVE: the compact snapshot a holding process left, when current or behind only by deletes;
+    None (scan instead) when there is none, or it lacks rows written since."""
+    vm = load_compact(path, dim)
+    if vm is None:
+        return None
+    if not vm.refresh(con, gen, grow=False):
+        vm.close()
+        return None
+    with _cache_lock:
+        _cache[db_key] = vm
+    return vm

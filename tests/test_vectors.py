@@ -201,3 +201,151 @@ def test_a_server_never_trusts_a_foreign_or_damaged_snapshot(store, tmp_path, mo
             assert seen[-1] is None   # ends in a full load from DuckDB
             assert V.load_snapshot(snap, DIM) is not None   # replaced by one of this index
     other.close()
+
+# ---- a write leaves a small delta beside the snapshot, not a new snapshot ------------------------------------------------
+
+def _state(snap):
+    st = snap.stat()
+    return st.st_ino, st.st_size
+
+def test_a_write_leaves_a_delta_and_the_next_process_reads_nothing_from_duckdb(store, monkeypatch):
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
+    snap, rng, qs = V.snapshot_path(str(store.db_file)), np.random.default_rng(21), _queries(4)
+    _one_shot(store, qs[0])
+    ino, size = _state(snap)
+    assert not V.delta_path(snap).exists()
+    _add(store, rng, "c/new.md", 7)   # adds, a delete, a re-ingest (its old rows dead, new rows added) and a rename
+    Tables(store).delete("/docs/b/doc30.md")
+    _add(store, rng, "a/doc01.md", 12)
+    Tables(store).rename("/docs/b/doc31.md", "/docs/d/doc31.md", "/docs")
+    with store.session() as con: assert _one_shot(store, qs[0], c=0.3) == _exact(con, qs[0], 10, None, 0.3)
+    new_rows = 7 + 12 + 30   # the renamed source's rows are read again under its new name
+    assert _state(snap) == (ino, size + new_rows * DIM * 4)   # the same file, only the new rows appended
+    assert V.delta_path(snap).stat().st_size < 2000
+    seen = _loads(monkeypatch)
+    with store.session() as con:
+        for q in qs:
+            assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
+            assert _one_shot(store, q, 5, ["/docs/c/new.md"]) == _exact(con, q, 5, "/docs/c/new.md")
+            assert _one_shot(store, q, 10, ["/docs/d"]) == _exact(con, q, 10, "/docs/d/")
+            assert _one_shot(store, q, 5, ["/docs/b/doc30.md"]) == [] == _one_shot(store, q, 5, ["/docs/b/doc31.md"])
+    assert seen == []   # snapshot + delta were current: no row read from DuckDB
+    vm = V.load_snapshot(snap, DIM)
+    with store.session() as con: assert int(vm.alive[:vm.n].sum()) == con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+    assert isinstance(vm.f32, np.memmap) and vm.n == 1200 + new_rows
+    assert not list(snap.parent.glob(".vectors-*"))
+
+def test_a_damaged_foreign_or_older_delta_is_never_trusted(store, tmp_path, monkeypatch):
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
+    snap, rng, q = V.snapshot_path(str(store.db_file)), np.random.default_rng(22), _queries(1)[0]
+    other = Store(tmp_path/"other"/"index.duckdb")
+    for i in range(40): _add(other, rng, f"{'a' if i < 4 else 'b'}/doc{i:02d}.md", 30)   # same names and sizes
+    _one_shot(other, q); _add(other, rng, "c/new.md", 7); Tables(other).delete("/docs/b/doc30.md"); _one_shot(other, q)
+    foreign = V.delta_path(V.snapshot_path(str(other.db_file))).read_bytes()
+    _one_shot(store, q)
+    base = snap.read_bytes()
+    _add(store, rng, "c/new.md", 7); Tables(store).delete("/docs/b/doc30.md")
+    _one_shot(store, q)
+    good, grown = V.delta_path(snap).read_bytes(), snap.read_bytes()
+    assert len(grown) == len(base) + 7 * DIM * 4
+    older = V.load_snapshot(snap, DIM); assert V.save_snapshot(older, snap)   # a new snapshot: the delta is older
+    assert not V.delta_path(snap).exists()
+    newer = snap.read_bytes()
+    flip = lambda b, i: b[:i] + bytes([b[i] ^ 0x40]) + b[i + 1:]
+    cases = [(grown, good[:len(good) // 2]), (grown, flip(good, len(good) - 3)), (grown, flip(good, 60)),
+             (flip(grown, len(grown) - 5), good),   # one of the rows the delta appended
+             (grown, foreign), (grown, b"minirag vectors delta 1\n" + b"\xff" * 40)]
+    seen = _loads(monkeypatch)
+    with store.session() as con:
+        for whole, delta in cases:
+            snap.write_bytes(whole); V.delta_path(snap).write_bytes(delta)
+            assert V.load_snapshot(snap, DIM).n == 1200   # the snapshot alone, as written before the write
+            seen.clear()
+            assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
+            assert _one_shot(store, q, 5, ["/docs/b/doc30.md"]) == []
+            assert seen == [1]   # the snapshot was stale: the new source read from DuckDB
+        snap.write_bytes(newer); V.delta_path(snap).write_bytes(good)   # a current snapshot, the delta it replaced
+        _add(store, rng, "c/later.md", 5)
+        assert V.load_snapshot(snap, DIM).n == 1207   # the old delta is not applied to the newer snapshot
+        seen.clear()
+        assert _one_shot(store, q, 5, ["/docs/c/later.md"]) == _exact(con, q, 5, "/docs/c/later.md")
+        assert seen == [1]
+    other.close()
+
+def test_many_deltas_are_folded_into_a_new_snapshot(store, monkeypatch):
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
+    snap, rng, q = V.snapshot_path(str(store.db_file)), np.random.default_rng(23), _queries(1)[0]
+    _one_shot(store, q)
+    ino, folds = _state(snap)[0], []
+    for i in range(12):   # 12 writes of 20 rows and one delete each: past 1/8 of 1,200 rows a new snapshot is written
+        _add(store, rng, f"e/new{i:02d}.md", 20); Tables(store).delete(f"/docs/b/doc{10 + i:02d}.md")
+        with store.session() as con: assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
+        vm = V.load_snapshot(snap, DIM)
+        assert vm.n - vm.snap["nb"] <= vm.snap["nb"] // V.FOLD_SHARE
+        if _state(snap)[0] != ino:
+            folds.append(i); ino = _state(snap)[0]
+            assert not V.delta_path(snap).exists()
+        else:
+            assert V.delta_path(snap).exists()
+    assert len(folds) in (1, 2), folds
+    with store.session() as con: assert int(vm.alive[:vm.n].sum()) == con.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+def test_a_server_keeps_a_delta_too(store, monkeypatch):
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "1")
+    key, snap, rng, qs = str(store.db_file), V.snapshot_path(str(store.db_file)), np.random.default_rng(24), _queries(2)
+    _holding(store, qs[0])
+    _holding(store, qs[0])   # from the snapshot: its rows mapped
+    ino, size = _state(snap)
+    _add(store, rng, "c/new.md", 7)
+    with store.session() as con: assert _ask(store, qs[1], 5, ["/docs/c/new.md"]) == _exact(con, qs[1], 5, "/docs/c/new.md")
+    assert _state(snap) == (ino, size + 7 * DIM * 4) and V.delta_path(snap).exists()
+    seen = _loads(monkeypatch)
+    with store.session() as con: assert _holding(store, qs[1], c=0.3) == _exact(con, qs[1], 10, None, 0.3)
+    assert seen == []
+
+# ---- above the compact size: a holding process leaves a compact snapshot that one-shot processes map ------------------
+
+def test_a_compact_snapshot_serves_one_shot_processes_while_current(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(V, "COMPACT_ABOVE", 100)
+    key, snap, rng, qs = str(store.db_file), V.snapshot_path(str(store.db_file)), np.random.default_rng(25), _queries(3)
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "1")
+    with store.session() as con: assert _holding(store, qs[0], c=0.3) == _exact(con, qs[0], 10, None, 0.3)
+    assert V._cache[key].compact and V.load_compact(snap, DIM).n == 1200 and V.load_snapshot(snap, DIM) is None
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
+    seen = _loads(monkeypatch)
+    Tables(store).delete("/docs/b/doc30.md")   # behind by a delete only: still served, the dead rows masked
+    with store.session() as con:
+        for q in qs:
+            assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
+            assert V._cache[key].mapped
+            assert _one_shot(store, q, 10, ["/docs/a"]) == _exact(con, q, 10, "/docs/a/")
+            assert _one_shot(store, q, 5, ["/docs/b/doc30.md"]) == []
+    assert seen == []
+    _add(store, rng, "c/new.md", 7)   # rows it lacks: one-shot processes scan in DuckDB, as with no snapshot
+    with store.session() as con:
+        assert _one_shot(store, qs[0], 5, ["/docs/c/new.md"]) == _exact(con, qs[0], 5, "/docs/c/new.md")
+    assert key not in V._cache and seen == []
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "1")   # a server starts from it and adds the new rows in place
+    with store.session() as con:
+        assert _holding(store, qs[1], 5, ["/docs/c/new.md"]) == _exact(con, qs[1], 5, "/docs/c/new.md")
+        assert _ask(store, qs[1], c=0.3) == _exact(con, qs[1], 10, None, 0.3)
+    assert seen == [1] and not V._cache[key].mapped
+    assert V.load_compact(snap, DIM).n == 1207   # and leaves it current
+    assert not list(snap.parent.glob(".vectors-*"))
+
+def test_a_foreign_or_damaged_compact_snapshot_is_never_trusted(store, tmp_path, monkeypatch):
+    monkeypatch.setattr(V, "COMPACT_ABOVE", 100)
+    key, snap, q = str(store.db_file), V.snapshot_path(str(store.db_file)), _queries(1)[0]
+    other = Store(tmp_path/"other"/"index.duckdb"); rng = np.random.default_rng(26)
+    for i in range(40): _add(other, rng, f"{'a' if i < 4 else 'b'}/doc{i:02d}.md", 30)
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "1")
+    _holding(other, q)
+    whole = V.snapshot_path(str(other.db_file)).read_bytes()
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
+    with store.session() as con:
+        for bad in [whole, whole[:len(whole) // 2], whole.replace(b'"dim": 384', b'"dim": 385', 1),
+                    whole.replace(b'"compact": true', b'"compact": fals', 1), b"minirag vectors 1\n" + b"\xff" * 100]:
+            snap.write_bytes(bad)
+            assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
+            assert key not in V._cache   # scanned in DuckDB
+    other.close()
