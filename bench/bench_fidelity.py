@@ -17,7 +17,7 @@ Each output is compared with an independent reference extractor: `pdftotext` (po
 HTML/DOCX/EPUB, openpyxl cell values for XLSX, python-pptx text frames for PPTX, the `csv` module for CSV, the
 notebook JSON for ipynb, the raw text for .txt/.md; for the office formats pandoc (ODT, RTF), every text node of
 content.xml (ODS, ODP), xlrd's typed cell values (XLS; see `xls_reference`) and `catdoc` (DOC, where minirag runs antiword), the standard library's
-first text part (EML) and the cue lines, each word once (VTT). Generated cp1251 files (RTF, RTF saved as .doc, an HTML
+first text part (EML), olefile's MAPI property streams (MSG), LibreOffice's PDF of the slides through pdftotext (PPT) and the cue lines, each word once (VTT). Generated cp1251 files (RTF, RTF saved as .doc, an HTML
 table saved as .xls) have their Cyrillic text as the reference.
 Words are `\\w+` runs, case-folded (CJK characters count one
 each); recall is the share of the reference's word occurrences found in the output, excess the share of output
@@ -51,8 +51,10 @@ DEB_PACKAGES = [
     "libpython3.11-testsuite",  # CPython's e-mail test messages (msg_*.txt, read as .eml)
 ]
 SDISTS = ["python-docx", "python-pptx", "nbformat", "odfpy==1.4.1", "xlrd==1.2.0", "olefile==0.47", "webvtt-py==0.6.0"]
+SDISTS += ["msg-parser==1.2.0", "mail-parser==4.8.0"]  # Outlook .msg test mails (mail-parser names its one mail_outlook_1)
 EXTS = (".pdf", ".html", ".htm", ".epub", ".txt", ".md", ".docx", ".pptx", ".xlsx", ".csv", ".ipynb")
 EXTS += (".odt", ".ods", ".odp", ".rtf", ".doc", ".xls", ".ppt", ".eml", ".vtt")  # office formats (minirag.office)
+EXTS += (".msg",)
 CAP = {".html": 15, ".htm": 15, ".txt": 10, ".docx": 40, ".pptx": 40, ".ipynb": 20, ".md": 10}  # per package and format
 CAP |= {".eml": 30, ".odt": 10}
 
@@ -164,6 +166,8 @@ def build_corpus(cache: Path, line_mb: int) -> Path:
             ext = Path(name).suffix.lower()
             if "/test_email/data/" in str(p) and re.fullmatch(r"msg_\d+\.txt", name):
                 ext = ".eml"  # CPython's test messages: real mail, saved under .txt
+            if "/tests/mails/" in str(p) and name == "mail_outlook_1":
+                ext = ".msg"
             if ext in EXTS and p.stat().st_size > 0:
                 found[(top.name, ext)].append(p)
     for (_, ext), files in found.items():  # sampled evenly per package and format, so every generator is represented
@@ -174,6 +178,8 @@ def build_corpus(cache: Path, line_mb: int) -> Path:
             name = re.sub(r"[^\w.-]+", "_", f"{rel.parts[0].split('_')[0]}--{'-'.join(rel.parts[-2:])}")
             if ext == ".eml" and name.endswith(".txt"):
                 name = name[:-4] + ".eml"
+            if ext == ".msg" and not name.endswith(".msg"):
+                name += ".msg"
             if name.endswith(".gz"):
                 (corpus / name[:-3]).write_bytes(gzip.decompress(p.read_bytes()))
             else:
@@ -247,6 +253,15 @@ def reference_text(p: Path) -> str | None:
                     out.append(part.get_content())
                     break
             return "\n".join(out)
+        if ext == ".ppt":  # LibreOffice (where installed) prints the slides to PDF, pdftotext reads them
+            if not shutil.which("soffice"):
+                return None
+            with tempfile.TemporaryDirectory() as d:
+                _run(["soffice", "--headless", "--convert-to", "pdf", "--outdir", d, str(p)], timeout=300)
+                pdf = str(Path(d) / (p.stem + ".pdf"))
+                return _run(["pdftotext", "-enc", "UTF-8", pdf, "-"], timeout=300).stdout.decode("utf-8", "replace")
+        if ext == ".msg":  # the MAPI property streams of the top-level item, read with olefile (not extract-msg)
+            return msg_reference(p)
         if ext == ".vtt":  # cue text lines, timings and markup removed
             keep, cue = [], False
             for l in p.read_text("utf-8-sig").splitlines():  # payload lines: after a timing line, up to a blank one
@@ -297,6 +312,23 @@ def reference_text(p: Path) -> str | None:
         return text
     except Exception:
         return None
+
+
+def msg_reference(p: Path) -> str:
+    "Subject, sender, recipients and plain body of an Outlook .msg, straight from its property streams."
+    import olefile
+
+    with olefile.OleFileIO(str(p)) as ole:
+
+        def prop(tag):  # 001F: UTF-16 string, 001E: 8-bit string in the message's code page
+            for kind, enc in (("001F", "utf-16-le"), ("001E", "cp1252")):
+                name = f"__substg1.0_{tag}{kind}"
+                if ole.exists(name):
+                    return ole.openstream(name).read().decode(enc, "replace").rstrip("\x00")
+            return ""
+
+        # subject, sender name, display To, display Cc, body
+        return "\n".join(prop(t) for t in ("0037", "0C1A", "0E04", "0E03", "1000"))
 
 
 def xls_reference(p: Path) -> str:
