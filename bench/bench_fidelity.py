@@ -13,12 +13,13 @@ text).
 Every file is converted by each mode in its own process (so peak RSS is per mode):
 - `after`: `minirag.convert.convert_file` + `minirag.titles.file_title` as they are now;
 - `before`: the same two modules as they were at --before-rev (plain markitdown for everything but .md/.txt).
-Each output is compared with an independent reference extractor: `pdftotext` (poppler) for PDF, `pandoc -t plain` for
-HTML/DOCX/EPUB, openpyxl cell values for XLSX, python-pptx text frames for PPTX, the `csv` module for CSV, the
+Each output is compared with an independent reference extractor: `pdftotext` (poppler) for PDF, `pandoc -t plain`
+for HTML/DOCX/EPUB, openpyxl cell values for XLSX, python-pptx text frames for PPTX, the `csv` module for CSV, the
 notebook JSON for ipynb, the raw text for .txt/.md; for the office formats pandoc (ODT, RTF), every text node of
-content.xml (ODS, ODP), xlrd's typed cell values (XLS; see `xls_reference`) and `catdoc` (DOC, where minirag runs antiword), the standard library's
-first text part (EML), olefile's MAPI property streams (MSG), LibreOffice's PDF of the slides through pdftotext (PPT) and the cue lines, each word once (VTT). Generated cp1251 files (RTF, RTF saved as .doc, an HTML
-table saved as .xls) have their Cyrillic text as the reference.
+content.xml (ODS, ODP), xlrd's typed cell values (XLS; see `xls_reference`) and `catdoc` (DOC, where minirag runs
+antiword), the standard library's first text part (EML), olefile's MAPI property streams (MSG), LibreOffice's PDF of
+the slides through pdftotext (PPT) and the cue lines, each word once (VTT). Generated cp1251 files (RTF, RTF saved
+as .doc, an HTML table saved as .xls) have their Cyrillic text as the reference.
 Words are `\\w+` runs, case-folded (CJK characters count one
 each); recall is the share of the reference's word occurrences found in the output, excess the share of output
 words the reference lacks (NaN cells, navigation). Chunks are cut with the real chunker and the packaged model's
@@ -51,7 +52,8 @@ DEB_PACKAGES = [
     "libpython3.11-testsuite",  # CPython's e-mail test messages (msg_*.txt, read as .eml)
 ]
 SDISTS = ["python-docx", "python-pptx", "nbformat", "odfpy==1.4.1", "xlrd==1.2.0", "olefile==0.47", "webvtt-py==0.6.0"]
-SDISTS += ["msg-parser==1.2.0", "mail-parser==4.8.0"]  # Outlook .msg test mails (mail-parser names its one mail_outlook_1)
+# Outlook .msg test mails (mail-parser names its one mail_outlook_1)
+SDISTS += ["msg-parser==1.2.0", "mail-parser==4.8.0"]
 EXTS = (".pdf", ".html", ".htm", ".epub", ".txt", ".md", ".docx", ".pptx", ".xlsx", ".csv", ".ipynb")
 EXTS += (".odt", ".ods", ".odp", ".rtf", ".doc", ".xls", ".ppt", ".eml", ".vtt")  # office formats (minirag.office)
 EXTS += (".msg",)

@@ -91,6 +91,7 @@ def test_blank_tables_make_no_chunks(ix, server):
         ix.ingest_data(blank, format="markdown", source="web/blank")
     with pytest.raises(MiniragError, match="/blank: no text could be extracted"):
         ix.ingest_url(server + "/blank")
-    r = to_wire(ix.ingest_data("# Crew list\n\nThe crew signs below.\n\n" + blank, format="markdown", source="web/crew"))
+    crew = "# Crew list\n\nThe crew signs below.\n\n" + blank
+    r = to_wire(ix.ingest_data(crew, format="markdown", source="web/crew"))
     assert r["chunkCount"] == 1
     assert "|  |" not in to_wire(ix.read(source="web/crew"))["text"]
