@@ -10,8 +10,8 @@ PIP = $(PY) -m pip install -q
 install:  ## the package alone: MCP server, CLI and ingest (no notebook layer, no OCR)
 	$(PIP) -e .
 
-install-test:  ## everything the tests use: dev tools, the OCR, notebook and team (DuckLake) extras
-	$(PIP) -e '.[dev,ocr,notebook,team]'
+install-test:  ## everything the tests use: dev tools, the OCR, notebook, team (DuckLake) and outlook (.msg) extras
+	$(PIP) -e '.[dev,ocr,notebook,team,outlook]'
 
 demo: install
 	minirag-mcp demo

@@ -10,7 +10,10 @@ from .config import MiniragError
 __all__ = ['vtt_cues', 'vtt_to_markdown']
 
 # %% ../nbs/02h_captions.ipynb #c5f30da9
-_CUE_TIME = re.compile(r"^\s*(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{1,3})\s+-->\s+(?:(\d+):)?(\d{1,2}):(\d{2})[.,]\d{1,3}")
+# minutes and seconds of one digit too: Teams transcripts write `0:1:5.2 --> 0:1:7.95`, which the spec would refuse
+_CUE_TIME = re.compile(
+    r"^\s*(?:(\d+):)?(\d{1,2}):(\d{1,2})[.,](\d{1,3})\s+-->\s+(?:(\d+):)?(\d{1,2}):(\d{1,2})[.,]\d{1,3}"
+)
 _VOICE = re.compile(r"<v(?:\.[\w.-]+)?\s+([^>]+)>")
 _TAG = re.compile(r"</?[^>]*>")
 

@@ -4,8 +4,9 @@
 
 # %% auto #0
 __all__ = ['SCHEME_VERSION', 'SECTION_CAP', 'CODE_BUDGETS', 'CODE_SPLIT_MARK', 'WINDOW_SECONDS', 'CHARS_PER_TOKEN_CAP',
-           'TRANSCRIPT_SHARE', 'Chunk', 'ChunkedDoc', 'strip_inline_images', 'timestamp_seconds', 'transcript_share',
-           'detect_category', 'table_header', 'chunk_markdown', 'rebuild_section', 'rebuild_document']
+           'TRANSCRIPT_SHARE', 'Chunk', 'ChunkedDoc', 'strip_inline_images', 'drop_blank_table_rows',
+           'timestamp_seconds', 'transcript_share', 'detect_category', 'table_header', 'chunk_markdown',
+           'rebuild_section', 'rebuild_document']
 
 # %% ../nbs/03_chunk.ipynb #7c2369a8
 import re, bisect
@@ -150,6 +151,47 @@ def strip_inline_images(markdown: str) -> str:
         else:
             i += 1
     prose(start, len(lines))
+    return "".join(out)
+
+# %% ../nbs/03_chunk.ipynb #1e52d2b5
+_TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$")
+_TABLE_RULE = re.compile(r"^\s*\|(?:\s*:?-{3,}:?\s*\|)+\s*$")
+
+
+def _blank_row(line: str) -> bool:
+    return not line.replace("|", "").strip()
+
+
+def _table_kept(rows: list[str]) -> list[str]:
+    "A table's lines less its blank rows; none at all when nothing but blanks (and the rule line) is left."
+    rule = 1 if len(rows) > 1 and _TABLE_RULE.match(rows[1]) else None
+    if rule is None:
+        return [r for r in rows if not _blank_row(r)]
+    body = [r for r in rows[2:] if not _blank_row(r)]
+    if not body and _blank_row(rows[0]):
+        return []
+    return rows[:2] + body
+
+
+def drop_blank_table_rows(markdown: str) -> str:
+    "Markdown without table rows whose cells are all empty, and without tables that are only such rows."
+    if "|" not in markdown:
+        return markdown
+    lines = markdown.splitlines(keepends=True)
+    fences, out, i = _fence_ranges(lines), [], 0
+    while i < len(lines):
+        if i in fences:
+            out += lines[i : fences[i] + 1]
+            i = fences[i] + 1
+        elif _TABLE_LINE.match(lines[i]):
+            j = i
+            while j < len(lines) and j not in fences and _TABLE_LINE.match(lines[j]):
+                j += 1
+            out += _table_kept(lines[i:j])
+            i = j
+        else:
+            out.append(lines[i])
+            i += 1
     return "".join(out)
 
 # %% ../nbs/03_chunk.ipynb #e3ef4237
@@ -623,7 +665,7 @@ def chunk_markdown(
         raise MiniragError(
             f"chunk budget must be an integer of at least 16 tokens, got {budget!r}; set CHUNK_TOKEN_BUDGET to 16-128"
         )
-    md = strip_inline_images(markdown)
+    md = drop_blank_table_rows(strip_inline_images(markdown))
     category = detect_category(md)
     reserve = min(count(f"# {title.strip()}\n\n"), budget // 3) if title.strip() else 0
     pk, pid = _Packer(count, budget, reserve), 0

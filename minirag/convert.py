@@ -19,6 +19,7 @@ __all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'LIB
 # %% ../nbs/02_convert.ipynb #f97b5a98
 # OpenDocument, legacy Office, RTF, mail and captions: read by minirag.office, minirag.mail and minirag.captions
 OFFICE_EXTS = (".odt", ".ods", ".odp", ".rtf", ".doc", ".xls", ".ppt", ".eml", ".vtt")
+OFFICE_EXTS += (".msg",)  # Outlook mail: read with the outlook extra, else failed with its pip line
 DOC_EXTS = (".md", ".markdown", ".txt", ".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".csv", ".epub", ".ipynb")
 DOC_EXTS += OFFICE_EXTS
 TEXT_EXTS = (".md", ".markdown", ".txt", ".csv", ".html", ".htm", ".ipynb", ".rtf", ".vtt")
@@ -44,6 +45,7 @@ FORMATS = (  # (extensions, how they are read, what they need beyond the base in
     (".doc", "text of Word 97-2003 (antiword; catdoc for older)", "apt-get install antiword catdoc"),
     (".ppt", "text of the slides (catppt)", "apt-get install catdoc"),
     (".eml", "subject as title, From/To/Date, body, attachments as sections", ""),
+    (".msg", "Outlook mail, read as .eml is", "the outlook extra: pip install 'minirag[outlook]'"),
     (".vtt", "captions as a timed transcript", ""),
     (".png .jpg .jpeg .tiff .tif .bmp .webp", "OCR", "the ocr extra: pip install 'minirag[ocr]'"),
 )
@@ -96,6 +98,7 @@ def _short(e: Exception) -> str:
 
 # %% ../nbs/02_convert.ipynb #w4rn0001
 LIBRARY_LOGGERS = ("pdfminer", "openpyxl", "bs4", "markitdown", "mammoth", "pypdfium2", "PIL", "charset_normalizer")
+LIBRARY_LOGGERS += ("extract_msg", "RTFDE", "olefile")
 MAX_WARNINGS = 10
 _sink = threading.local()
 _hook_lock = threading.Lock()
@@ -272,6 +275,8 @@ def _convert_office(path: Path, ext: str, cfg: Config, depth: int = 0) -> tuple[
                 md, title = html_to_markdown(decode_html(path.read_bytes()))
                 return md, title, "", []
             if kind == "zip":
+                if real := office.odf_ext(path):  # LibreOffice's own format saved under Word's name
+                    return _convert_office(path, real, cfg, depth)
                 _check_container(path, _MODERN[ext])
                 return _convert(path, _MODERN[ext], cfg)
             if kind == "text" and ext == ".xls":
@@ -280,9 +285,10 @@ def _convert_office(path: Path, ext: str, cfg: Config, depth: int = 0) -> tuple[
                 return csv_to_markdown(path), None, "", []
             if kind != "ole":
                 raise MiniragError(f"{path}: not a {ext} file (its bytes are {kind}); rename it to its real type")
+            title = office.ole_title(path)
             if ext == ".xls":
-                return office.workbook_to_markdown(path, ext), None, "", []
-            return office.legacy_to_markdown(path, ext), None, "", []
+                return office.workbook_to_markdown(path, ext), title, "", []
+            return office.legacy_to_markdown(path, ext), title, "", []
         if ext in office.ODF_EXTS:
             if ext == ".odt":
                 md, title = office.odt_to_markdown(path)
@@ -301,6 +307,9 @@ def _convert_office(path: Path, ext: str, cfg: Config, depth: int = 0) -> tuple[
             return office.rtf_to_markdown(path), None, "", []
         if ext == ".vtt":
             return captions.vtt_to_markdown(path), None, "", []
+        if ext == ".msg":
+            md, subject, warns = mail.msg_to_markdown(path, lambda n, d, k: _attachment(path, n, d, k, cfg), depth)
+            return md, subject, "", warns
         md, subject, warns = mail.eml_to_markdown(path, lambda n, d, k: _attachment(path, n, d, k, cfg), depth=depth)
         return md, subject, "", warns
     except (MiniragError, OSError):
@@ -318,7 +327,7 @@ def _attachment(mail_path: Path, name: str, data: bytes, depth: int, cfg: Config
     ext = Path(name).suffix.lower()
     if ext not in DOC_EXTS or not data:
         return ""
-    if ext == ".eml" and depth > MAX_MAIL_DEPTH:
+    if ext in (".eml", ".msg") and depth > MAX_MAIL_DEPTH:
         raise MiniragError(f"{name}: mail nested deeper than {MAX_MAIL_DEPTH}; not read")
     if len(data) > cfg.max_file_size:
         raise MiniragError(f"{name}: {len(data):,} bytes is over MAX_FILE_SIZE; not read")
@@ -328,7 +337,7 @@ def _attachment(mail_path: Path, name: str, data: bytes, depth: int, cfg: Config
         if ext in TEXT_EXTS and _looks_binary(p):
             raise MiniragError(f"{name}: the bytes are binary, not {ext} text")
         _check_container(p, ext)
-        if ext == ".eml":
+        if ext in (".eml", ".msg"):
             md, _, _, _ = _convert_office(p, ext, cfg, depth)
         else:
             md, _, _, _ = _convert(p, ext, cfg)

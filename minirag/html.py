@@ -8,7 +8,7 @@ import re
 from .text import decode_text
 
 # %% auto #0
-__all__ = ['MAIN_SELECTORS', 'DROP_SELECTORS', 'decode_html', 'main_node', 'html_to_markdown']
+__all__ = ['MAIN_SELECTORS', 'DROP_SELECTORS', 'decode_html', 'main_node', 'unlink', 'html_to_markdown']
 
 # %% ../nbs/02e_html.ipynb #97714dd3
 MAIN_SELECTORS = (
@@ -59,6 +59,16 @@ def main_node(soup):
     return None
 
 
+def unlink(root):
+    "Replace each link by its text; a link with no text of its own (nor a picture) by its web address."
+    for a in root.find_all("a"):
+        href = (a.get("href") or "").strip()
+        if not a.get_text(strip=True) and not a.find("img") and re.match(r"(?i)https?://", href):
+            a.replace_with(href)
+        else:
+            a.unwrap()
+
+
 def html_to_markdown(
     html: str,  # the page's text
 ) -> tuple[str, str | None]:
@@ -72,6 +82,7 @@ def html_to_markdown(
     for sel in DROP_SELECTORS:
         for el in root.select(sel):
             el.decompose()
+    unlink(root)
     try:
         md = _CustomMarkdownify().convert_soup(root)
     except RecursionError:

@@ -7,7 +7,8 @@ from pathlib import Path
 from .config import MiniragError
 
 # %% auto #0
-__all__ = ['MAX_ATTACHMENTS', 'MAX_DEPTH', 'MAX_ATTACHMENT_BYTES', 'message_to_markdown', 'eml_to_markdown']
+__all__ = ['MAX_ATTACHMENTS', 'MAX_DEPTH', 'MAX_ATTACHMENT_BYTES', 'MSG_EXTRA', 'message_to_markdown', 'eml_to_markdown',
+           'msg_to_markdown']
 
 # %% ../nbs/02g_mail.ipynb #0d7705ea
 MAX_ATTACHMENTS = 20  # attachments read per mail; the rest are named in a warning
@@ -110,4 +111,93 @@ def eml_to_markdown(path: Path, read_attachment, data: bytes | None = None, dept
     msg = email.message_from_bytes(raw, policy=email.policy.default)
     warnings = []
     md, subject = message_to_markdown(msg, read_attachment, path, depth, warnings)
+    return md, subject, warnings
+
+# %% ../nbs/02g_mail.ipynb #d23ad89c
+MSG_EXTRA = "pip install 'minirag[outlook]'"
+
+
+def _msg_text(v) -> str:
+    return " ".join(str(v or "").split())
+
+
+def _msg_body(m) -> str:
+    from minirag.html import decode_html, html_to_markdown
+
+    try:
+        plain = m.body
+    except Exception:  # a body stream extract-msg cannot decode: try the HTML one
+        plain = None
+    if isinstance(plain, bytes):
+        plain = plain.decode("utf-8", "replace")
+    if plain and plain.strip():
+        return plain.replace("\r\n", "\n").strip()
+    try:
+        html = m.htmlBody  # also the HTML that Outlook wraps in an RTF body
+    except Exception:
+        html = None
+    if html:
+        return html_to_markdown(decode_html(html) if isinstance(html, bytes) else html)[0]
+    return ""
+
+
+def _msg_markdown(m, read_attachment, depth: int, warnings: list) -> tuple[str, str | None]:
+    "(Markdown, subject) of one opened Outlook item and its attachments."
+    import email.utils
+    import extract_msg
+
+    subject = _msg_text(getattr(m, "subject", None)) or None
+    date = getattr(m, "date", None)
+    date = email.utils.format_datetime(date) if hasattr(date, "utcoffset") else _msg_text(date)
+    fields = dict(From=getattr(m, "sender", None), To=getattr(m, "to", None), Cc=getattr(m, "cc", None), Date=date)
+    head = [f"**{k}:** {t}" for k, v in fields.items() if (t := _msg_text(v))]
+    parts = ([f"# {subject}"] if subject else []) + (["  \n".join(head)] if head else [])
+    if body := _msg_body(m):
+        parts.append(body)
+    n = 0
+    for att in getattr(m, "attachments", None) or []:
+        name = _msg_text(getattr(att, "longFilename", None) or getattr(att, "shortFilename", None))
+        if att.type == extract_msg.enums.AttachmentType.MSG:  # an attached Outlook item
+            if depth >= MAX_DEPTH:
+                warnings.append(f"attached mail {name or '(unnamed)'} nested deeper than {MAX_DEPTH}: not read")
+                continue
+            md, subj = _msg_markdown(att.data, read_attachment, depth + 1, warnings)
+            parts.append(f"## {name or subj or 'Attached mail'}\n\n" + re.sub(r"(?m)^#", "##", md))
+            continue
+        data = att.data if isinstance(att.data, bytes) else None
+        if not name or data is None:
+            continue
+        n += 1
+        if n > MAX_ATTACHMENTS:
+            warnings.append(f"attachment {name}: over {MAX_ATTACHMENTS} attachments, not read")
+            continue
+        if len(data) > MAX_ATTACHMENT_BYTES:
+            warnings.append(f"attachment {name}: {len(data):,} bytes, over {MAX_ATTACHMENT_BYTES:,}; not read")
+            continue
+        try:
+            md = read_attachment(name, data, depth + 1)
+        except MiniragError as e:
+            warnings.append(f"attachment {name}: {str(e).split(': ', 1)[-1]}")
+            continue
+        if md := (md or "").strip():
+            parts.append(f"## {name}\n\n" + re.sub(r"(?m)^(#{1,5}) ", r"#\1 ", md))
+    return "\n\n".join(parts), subject
+
+
+def msg_to_markdown(path: Path, read_attachment, depth: int = 0):
+    "(Markdown, subject, warnings) of an Outlook .msg file (needs the outlook extra)."
+    try:
+        import extract_msg
+    except ImportError:
+        raise MiniragError(f"{path}: Outlook .msg files need the outlook extra; install it with {MSG_EXTRA}") from None
+    try:
+        m = extract_msg.openMsg(str(path))
+    except Exception as e:  # not OLE, truncated, or an OLE file that holds no Outlook item
+        why = " ".join(str(e).split())[:160] or type(e).__name__
+        raise MiniragError(f"{path}: not a readable .msg file ({why}); the file may be corrupt") from None
+    warnings = []
+    try:
+        md, subject = _msg_markdown(m, read_attachment, depth, warnings)
+    finally:
+        m.close()
     return md, subject, warnings

@@ -10,7 +10,8 @@ from .sheets import cell_text, markdown_table
 
 # %% auto #0
 __all__ = ['MAX_PART', 'MAX_RATIO', 'NS', 'ODF_EXTS', 'odf_part', 'open_odf', 'odf_title', 'odt_to_markdown', 'odp_to_markdown',
-           'workbook_to_markdown', 'ods_tables', 'rtf_to_markdown', 'legacy_to_markdown', 'sniff']
+           'workbook_to_markdown', 'ods_tables', 'rtf_to_markdown', 'legacy_to_markdown', 'ole_text', 'ole_title',
+           'sniff', 'odf_ext']
 
 # %% ../nbs/02f_office.ipynb #c2a80b51
 MAX_PART = 64_000_000  # bytes of one unpacked XML part; a larger one is a zip bomb, not a document
@@ -369,8 +370,55 @@ def legacy_to_markdown(path: Path, ext: str) -> str:
         if not shutil.which("catppt"):
             raise MiniragError(f"{path}: .ppt files need catppt; install it with apt-get install catdoc")
         text = _run_tool(["catppt", "-d", "utf-8", str(path)], path)
-    paras = [p.strip() for p in re.split(r"\n\s*\n|\f", text)]
-    return "\n\n".join(p for p in paras if p)
+    return _legacy_blocks(text)
+
+
+def _legacy_blocks(text: str) -> str:
+    "The tools' text as Markdown: each line is a paragraph (they write one a line), `|a |b |` runs become tables."
+    blocks, rows = [], []
+    for line in text.replace("\f", "\n").splitlines():
+        s = line.strip()
+        if len(s) > 1 and s.startswith("|") and s.endswith("|"):  # antiword draws a table row so
+            rows.append([cell_text(c) for c in s[1:-1].split("|")])
+            continue
+        if rows:
+            blocks.append(markdown_table(rows))
+            rows = []
+        if s:
+            blocks.append(s)
+    if rows:
+        blocks.append(markdown_table(rows))
+    return "\n\n".join(b for b in blocks if b)
+
+# %% ../nbs/02f_office.ipynb #5cfcc59d
+_OLE_CODEPAGES = {65001: "utf-8", 1200: "utf-16-le", 1201: "utf-16-be", 10000: "mac_roman", 10007: "mac_cyrillic"}
+
+
+def ole_text(value, codepage: int | None) -> str:
+    "A summary-information string as text, decoded in the stream's code page (cp1252 when it names none we know)."
+    if not isinstance(value, bytes):
+        return " ".join(str(value or "").split())
+    cp = (codepage or 1252) & 0xFFFF  # stored as a signed 16-bit number: 65001 reads back as -535
+    enc = _OLE_CODEPAGES.get(cp, f"cp{cp}")
+    try:
+        text = value.decode(enc)
+    except (LookupError, UnicodeDecodeError):
+        text = value.decode("cp1252", "replace")
+    return " ".join(text.replace("\x00", " ").split())
+
+
+def ole_title(path: Path) -> str | None:
+    "The title in a .doc/.xls/.ppt file's summary information, or None when it has none (or cannot be read)."
+    import olefile
+
+    try:
+        if not olefile.isOleFile(str(path)):
+            return None
+        with olefile.OleFileIO(str(path)) as ole:
+            meta = ole.get_metadata()
+    except Exception:  # a damaged container: the text readers report it; the title is only a nicety
+        return None
+    return ole_text(meta.title, meta.codepage) or None
 
 # %% ../nbs/02f_office.ipynb #fed4a7b7
 def sniff(path: Path) -> str:
@@ -394,3 +442,14 @@ def sniff(path: Path) -> str:
     if b"\x00" in head:
         return "binary"
     return "text"
+
+
+def odf_ext(path: Path) -> str | None:
+    "`.odt`, `.ods` or `.odp` when the zip at `path` is an OpenDocument file (its `mimetype` says which), else None."
+    try:
+        with zipfile.ZipFile(path) as z:
+            info = z.getinfo("mimetype")
+            mime = z.read(info).decode("ascii", "replace") if info.file_size < 200 else ""
+    except (KeyError, zipfile.BadZipFile, OSError, EOFError, ValueError, NotImplementedError, RuntimeError):
+        return None
+    return next((ext for ext, m in _MIME.items() if mime.strip().endswith(m)), None)

@@ -197,3 +197,65 @@ def test_read_on_a_type_not_read_says_so(office):
     r = cli("read", "notes.pages", env=env, cwd=root)
     assert r.returncode != 0 and "a .pages file, a type minirag does not read" in r.stderr, r.stderr
     assert "ingest it or run sync" not in r.stderr
+
+
+# ---- Outlook mail, real legacy Russian files, titles from the OLE summary information ---------------------------
+
+
+def test_outlook_msg_reads_as_a_mail_with_its_attached_item(office):
+    pytest.importorskip("extract_msg", reason="needs the outlook extra: pip install 'minirag[outlook]'")
+    doc = read(office, "outer.msg")
+    assert doc["title"] == "outer subject"
+    assert doc["text"].startswith("# outer subject\n\n**To:** outer@foo.bar <outer@foo.bar>\n\nOuter body\n\n## test")
+    assert "**To:** test@foobar.com <test@foobar.com>\n\nbody" in doc["text"]  # the attached Outlook item, as a section
+    news = read(office, "newsletter.msg")
+    assert news["title"] == "Newsletter Prüfung Personalwesen / Prüfung Eröffnungsbilanz"
+    assert "**From:** <NueblingV@w-vwa.de>" in news["text"] and "**Date:** Mon, 18 Sep 2017 10:00:18" in news["text"]
+    assert "Sehr geehrte Frau Gaiser-Schönenborn" in news["text"]
+    assert "## newsletter.png" not in news["text"]  # pictures are not a type we read
+
+
+def test_msg_without_the_outlook_extra_fails_with_the_pip_line(monkeypatch, tmp_path):
+    from minirag.config import MiniragError, load_config
+    from minirag.convert import convert_file
+
+    monkeypatch.setitem(sys.modules, "extract_msg", None)  # as on a base install: the import fails
+    shutil.copy(DATA / "outer.msg", tmp_path / "outer.msg")
+    with pytest.raises(MiniragError) as e:
+        convert_file(tmp_path / "outer.msg", load_config({"BASE_DIR": str(tmp_path)}))
+    assert str(e.value) == (
+        f"{tmp_path / 'outer.msg'}: Outlook .msg files need the outlook extra; "
+        "install it with pip install 'minirag[outlook]'"
+    )
+
+
+def test_a_broken_msg_fails_naming_file_and_cause(tmp_path):
+    pytest.importorskip("extract_msg", reason="needs the outlook extra: pip install 'minirag[outlook]'")
+    from minirag.config import MiniragError, load_config
+    from minirag.convert import convert_file
+
+    (tmp_path / "cut.msg").write_bytes((DATA / "outer.msg").read_bytes()[:3000])
+    with pytest.raises(MiniragError, match=r"cut\.msg: not a readable \.msg file \(.+\); the file may be corrupt"):
+        convert_file(tmp_path / "cut.msg", load_config({"BASE_DIR": str(tmp_path)}))
+
+
+@pytest.mark.requires_tool("antiword")
+def test_real_russian_word_files_come_out_cyrillic_with_their_summary_title(office):
+    doc = read(office, "dedoc_example.doc")
+    assert doc["title"] == "documetn title"  # the summary information's title (misspelt in the original)
+    assert doc["text"].startswith("Пример документа\n\nГлава 1")
+    assert "| Фамилия | Имя | Отчество |\n| --- | --- | --- |\n| Иванов | Иван | Иванович |" in doc["text"]
+    assert "Ð" not in doc["text"] and "Ï" not in doc["text"]  # UTF-8 read as Latin-1 would show these
+    tz = read(office, "alpaca_tz.doc")
+    assert "ТЕХНИЧЕСКОЕ ЗАДАНИЕ" in tz["text"] and tz["title"] == "alpaca tz"  # an empty summary title: the stem
+
+
+@pytest.mark.requires_tool("catppt")
+def test_real_powerpoint_97_file_reads_through_catppt(office):
+    assert "A long time ago in a galaxy far far away" in read(office, "dedoc_example.ppt")["text"]
+
+
+def test_a_doc_that_is_really_opendocument_reads_as_odt(office):
+    text = read(office, "ukrf.doc")["text"]
+    assert "Статья 1. Уголовное законодательство Российской Федерации" in text
+    assert "| Столбец | Строка |\n| --- | --- |\n| Первый | Второй |" in text
