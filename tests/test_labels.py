@@ -177,6 +177,9 @@ def test_a_changed_taxonomy_relabels_and_a_moved_file_gets_its_new_folders_value
     assert "facet name 'Bad' must be a lowercase slug" in st["labels"]["error"]
     p = cli("list", "--label", "type=mail", env=env)
     assert p.returncode == 1 and "facet name 'Bad' must be a lowercase slug" in p.stderr
+    write(root, ".minirag/classify.toml", TAXONOMY.replace("temperature = 2.07", "temperature = 2.07\nopening_chunks = 0"))
+    st = json.loads(cli("status", "--json", env=env).stdout)   # a [model] key out of range is named with its fix
+    assert "[model] opening_chunks must be a whole number from 1 to 16" in st["labels"]["error"], st["labels"]
     write(root, "notes/more.md", "# More\n\nText.\n")
     assert json.loads(cli("sync", "--json", env=env).stdout)["ingested"] == 1
     (root/".minirag"/"classify.toml").unlink()   # gone: labels are cleared, no key appears again
