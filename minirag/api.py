@@ -32,8 +32,8 @@ from . import jobs as _jobs
 
 # %% auto #0
 __all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'SORTS', 'DocumentFilter', 'taxonomy_path', 'checked_labels', 'document_filter',
-           'unlabelled_count', 'row_labels', 'check_sort', 'by_date', 'labels_status', 'Classified', 'classify_file',
-           'Index', 'ingest_paths']
+           'unlabelled_count', 'filter_counts', 'row_labels', 'check_sort', 'by_date', 'labels_status', 'Classified',
+           'classify_file', 'Index', 'ingest_paths']
 
 # %% ../nbs/10_api.ipynb #269d0e60
 MAX_NEIGHBORS = 50
@@ -284,6 +284,14 @@ def unlabelled_count(tables, sel, flt, roots, con=None) -> int:
     )
 
 
+def filter_counts(tables, sel, flt, roots, con=None) -> dict:
+    "What a filter's answer says it left out (`unlabelled`, `undated`) and, with labels, kept on a runner-up only."
+    out = dict(unlabelled=unlabelled_count(tables, sel, flt, roots, con), undated=sel.undated)
+    if flt.labels:
+        out["uncertain"] = sel.uncertain
+    return out
+
+
 def row_labels(tables, sources: list[str], roots, con=None) -> dict[str, dict[str, Label]] | None:
     "source -> facet -> Label, for result rows; None without a taxonomy file (rows then carry no labels key)."
     try:
@@ -349,12 +357,18 @@ def labels_status(tables, cfg: Config, exists: bool) -> dict | None:
         }
         uncertain = sum(u for fc, _, _, u in counts if fc == f.name)
         facets[f.name] = dict(question=f.question, values=values, uncertain=uncertain)
-    return dict(
+    out = dict(
         file=str(taxonomy_path(cfg)),
         facets=facets,
         unlabelled=len(tables.unlabelled_under(tax.key)) if exists else 0,  # not yet labelled under this file
         undated=tables.select_sources(None, date_from="1900-01-01").undated if exists else 0,
     )
+    if tax.generative:  # a file written for a generative classifier: say which model answers instead
+        out["notice"] = (
+            f"[model] names {tax.generative}, a generative model minirag does not run; the index's embedding model "
+            "labels the documents, and [model] temperature and file_name_label are not used"
+        )
+    return out
 
 
 @dataclass
@@ -379,10 +393,10 @@ def classify_file(eng, cfg: Config, path) -> Classified:
     if not real.is_file():
         raise MiniragError(f"{real} is not a file; give one document inside a root")
     p = prepare(eng, FileItem(real, root))
-    vecs = eng.embedder.embed([r["text"] for r in p.rows[:OPENING_CHUNKS]])
+    vecs = eng.embedder.embed([r["text"] for r in p.rows[: tax.opening_chunks or OPENING_CHUNKS]])
     rel = str(real.relative_to(root))
     got = label_document(tax, rel, vecs, eng.embedder)
-    doc, probs = opening(vecs), {}
+    doc, probs = opening(vecs, tax.opening_chunks), {}
     for name, lab in got.items():
         if lab.source == "model":
             ids, mat = value_vectors(tax, eng.embedder)[name]
@@ -492,11 +506,7 @@ class Index:
                 if flt
                 else None
             )
-            counts = (
-                dict(unlabelled=unlabelled_count(tables, sel, flt, cfg.roots, con), undated=sel.undated)
-                if sel
-                else None
-            )
+            counts = filter_counts(tables, sel, flt, cfg.roots, con) if sel else None
             if sel is not None and not sel.sources:
                 return QueryResult(query, warnings=_scope_warnings(tables, bases, cfg.roots), filter_counts=counts)
             fusion = cfg.fusion or default_fusion()
@@ -623,8 +633,9 @@ class Index:
             keep = set(sel.sources) if sel else set()
             files = [f for f in files if f.file_path in keep]
             sources = [x for x in sources if x.source in keep]
-            unlabelled = unlabelled_count(self.tables, sel, flt, cfg.roots) if sel else 0
-            counts = dict(unlabelled=unlabelled, undated=sel.undated if sel else 0)
+            counts = filter_counts(self.tables, sel, flt, cfg.roots) if sel else dict(unlabelled=0, undated=0)
+            if sel is None and flt.labels:
+                counts["uncertain"] = 0
         if sort == "date":
             files, sources = by_date(files), by_date(sources)
         labelled = row_labels(self.tables, list(indexed), cfg.roots) if there else None

@@ -494,7 +494,8 @@ def _print_counts(r, out, err):  # an IngestReport or a SyncReport
     "Counts on one line (stdout), then one `warn:` line per failure (stderr)."
     from minirag.sync import COUNT_KEYS
 
-    print("  ".join(f"{k} {getattr(r, k)}" for k in COUNT_KEYS if hasattr(r, k)), file=out)
+    shown = [k for k in COUNT_KEYS if hasattr(r, k)] + (["relabelled"] if getattr(r, "relabelled", None) else [])
+    print("  ".join(f"{k} {getattr(r, k)}" for k in shown), file=out)  # relabelled: only when a taxonomy relabelled
     if other := getattr(r, "skipped_by_format", None):  # files left out because their type is not read
         print("not read (type): " + ", ".join(f"{ext} {n}" for ext, n in other.items()), file=out)
     _print_warnings(r, err)
@@ -557,7 +558,9 @@ def _print_filter_counts(r, err):
     "A filter's left-out counts as `warn:` lines, when there are any."
     lacking = {"unlabelled": "label", "undated": "date"}
     for k, n in (r.filter_counts or {}).items():
-        if n:
+        if n and k == "uncertain":  # kept, but on the model's second choice: worth a look
+            print(f"warn: {n} document(s) matched only through an uncertain label's runner-up", file=err)
+        elif n:
             print(f"warn: {n} document(s) in scope left out only for lack of a {lacking.get(k, k)}", file=err)
 
 

@@ -243,7 +243,8 @@ def label_records(eng: Engine, items: list[tuple]):
     if tax is None:
         return
     for rec, vecs in items:
-        got = label_document(tax, _relative(rec.source, rec.kind, rec.root), vecs[:OPENING_CHUNKS], eng.embedder)
+        n = tax.opening_chunks or OPENING_CHUNKS
+        got = label_document(tax, _relative(rec.source, rec.kind, rec.root), vecs[:n], eng.embedder)
         rec.labels = [row[1:] for row in label_rows(rec.source, got)]
         rec.label_key = tax.key
 
@@ -263,7 +264,7 @@ def relabel(eng: Engine) -> int | None:
         if tax is None:
             done.append((r["source"], "", []))
             continue
-        vecs = eng.tables.opening_vectors(r["source"], OPENING_CHUNKS)
+        vecs = eng.tables.opening_vectors(r["source"], tax.opening_chunks or OPENING_CHUNKS)
         got = label_document(tax, _relative(r["source"], r["kind"], r["root"]), vecs, eng.embedder)
         done.append((r["source"], tax.key, [row[1:] for row in label_rows(r["source"], got)]))
     for i in range(0, len(done), 500):

@@ -14,9 +14,10 @@ import numpy as np
 from .config import MiniragError
 
 # %% auto #0
-__all__ = ['TAXONOMY_FILE', 'UNCERTAIN_BELOW', 'DEFAULT_QUESTION', 'OPENING_CHUNKS', 'TEMPERATURE', 'TaxonomyError', 'Value',
-           'Facet', 'Taxonomy', 'parse_taxonomy', 'taxonomy_file', 'load_taxonomy', 'Label', 'path_value', 'resolve',
-           'opening', 'value_vectors', 'probabilities', 'model_label', 'label_document', 'label_rows']
+__all__ = ['TAXONOMY_FILE', 'UNCERTAIN_BELOW', 'DEFAULT_QUESTION', 'MAX_OPENING_CHUNKS', 'OPENING_CHUNKS', 'TEMPERATURE',
+           'TaxonomyError', 'Value', 'Facet', 'Taxonomy', 'parse_taxonomy', 'taxonomy_file', 'load_taxonomy', 'Label',
+           'path_value', 'resolve', 'opening', 'value_vectors', 'probabilities', 'model_label', 'label_document',
+           'label_rows']
 
 # %% ../nbs/07e_labels.ipynb #e7841a75
 TAXONOMY_FILE = Path(".minirag") / "classify.toml"
@@ -25,8 +26,12 @@ DEFAULT_QUESTION = "What kind of document is this?"
 _SLUG = re.compile(r"^[a-z0-9_-]+$")
 _FACET_KEYS = {"values", "question", "within", "default", "override_at"}
 _VALUE_KEYS = {"description", "paths"}
-# a [model] table written for a generative classifier is accepted; here only uncertain_below changes anything
-_MODEL_KEYS = {"path", "repo", "file", "revision", "sha256", "temperature", "uncertain_below", "file_name_label"}
+# a [model] table written for a generative classifier is read as it is: its model (path, or the four keys of a pinned
+# download) and that model's temperature are checked but not run; uncertain_below and opening_chunks act here
+_GENERATIVE_KEYS = {"path", "repo", "file", "revision", "sha256", "temperature", "file_name_label"}
+_PIN_KEYS = ("repo", "file", "revision", "sha256")
+_MODEL_KEYS = _GENERATIVE_KEYS | {"uncertain_below", "opening_chunks"}
+MAX_OPENING_CHUNKS = 16
 
 
 class TaxonomyError(MiniragError):
@@ -67,6 +72,8 @@ class Taxonomy:
     uncertain_below: float = UNCERTAIN_BELOW
     key: str = ""  # a digest of the file: labels given under another key are given again
     path: str = ""
+    opening_chunks: int | None = None  # first chunks the classifier reads; None: OPENING_CHUNKS
+    generative: str | None = None  # the generative model [model] names, which this classifier does not run
 
 # %% ../nbs/07e_labels.ipynb #b1bbb2b2
 def _folders(v, where: str) -> list[str]:
@@ -130,11 +137,47 @@ def parse_taxonomy(text: str, where: str = "classify.toml") -> Taxonomy:
     ub = model.get("uncertain_below", UNCERTAIN_BELOW)
     if isinstance(ub, bool) or not isinstance(ub, (int, float)) or not 0 < ub < 1:
         raise TaxonomyError(f"{where} [model] uncertain_below must be a number in (0, 1), e.g. 0.7")
+    generative = _generative(model, f"{where} [model]")
+    n = model.get("opening_chunks")
+    if n is not None and (isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= MAX_OPENING_CHUNKS):
+        raise TaxonomyError(
+            f"{where} [model] opening_chunks must be a whole number from 1 to {MAX_OPENING_CHUNKS}: "
+            "how many first chunks of a document the classifier reads, e.g. 3"
+        )
     facets = doc.get("facets")
     if not isinstance(facets, dict) or not facets:
         raise TaxonomyError(f"{where} defines no facets; add a [facets.NAME] table with values")
     out = {n: _facet(n, t, f"facets.{n}") for n, t in facets.items()}
-    return Taxonomy(out, float(ub), hashlib.sha256(text.encode()).hexdigest()[:16], where)
+    return Taxonomy(out, float(ub), hashlib.sha256(text.encode()).hexdigest()[:16], where, n, generative)
+
+
+def _generative(model: dict, where: str) -> str | None:
+    "The generative model a [model] table names (checked as its own system checks it), or None."
+    for k in ("path", *_PIN_KEYS, "file_name_label"):
+        if k in model and (not isinstance(model[k], str) or not model[k].strip()):
+            raise TaxonomyError(f"{where} {k} must be a non-empty text")
+    pin = [k for k in _PIN_KEYS if k in model]
+    if "path" in model and pin:
+        raise TaxonomyError(
+            f"{where} names a model twice: give path (a local file) or {', '.join(_PIN_KEYS)}, not both"
+        )
+    if pin and len(pin) < len(_PIN_KEYS):
+        missing = [k for k in _PIN_KEYS if k not in model]
+        raise TaxonomyError(f"{where} {missing[0]} is missing: a pinned download needs {', '.join(_PIN_KEYS)} together")
+    if pin and not re.fullmatch(r"[0-9a-f]{64}", model["sha256"].lower()):
+        raise TaxonomyError(f"{where} sha256 must be the file's 64 hex digits")
+    t = model.get("temperature")
+    if t is not None and (isinstance(t, bool) or not isinstance(t, (int, float)) or t <= 0):
+        raise TaxonomyError(f"{where} temperature must be a number greater than 0 (the generative model's own)")
+    if (t is not None or "file_name_label" in model) and not (pin or "path" in model):
+        k = "temperature" if t is not None else "file_name_label"
+        raise TaxonomyError(
+            f"{where} {k} belongs to a generative model, and the table names none; remove {k} "
+            "(the index's embedding model has its own calibrated temperature)"
+        )
+    if "path" in model:
+        return str(Path(model["path"]).expanduser())
+    return f"{model['repo']}/{model['file']}" if pin else None
 
 # %% ../nbs/07e_labels.ipynb #6abd030c
 _loaded: dict = {}  # path -> ((mtime, size), Taxonomy or TaxonomyError)
@@ -221,14 +264,17 @@ def resolve(tax: Taxonomy, rel: str | None, ask) -> dict[str, Label]:
 
 # %% ../nbs/07e_labels.ipynb #c46b0c99
 OPENING_CHUNKS = 3  # the chunks whose vectors stand for a document's opening (title, name and first passages)
-TEMPERATURE = 0.05  # softmax temperature over cosine similarities; chosen by hand on a few documents, not calibrated
+# softmax temperature over cosine similarities, measured by bench/bench_labels.py for the packaged model: the value
+# minimising the negative log-likelihood of 157 labelled Debian documents, checked on the other 165 (calibration
+# error 0.32 at the 0.05 once picked by hand, 0.09 at this one); with it a probability reads as a chance of being right
+TEMPERATURE = 0.135
 
 
-def opening(vectors: np.ndarray) -> np.ndarray | None:
-    "A document's vector: the normalised mean of its first chunks' vectors (None without any)."
+def opening(vectors: np.ndarray, n: int | None = None) -> np.ndarray | None:
+    "A document's vector: the normalised mean of its first `n` (default OPENING_CHUNKS) chunks' vectors, or None."
     if vectors is None or not len(vectors):
         return None
-    v = np.asarray(vectors[:OPENING_CHUNKS], np.float32).mean(axis=0)
+    v = np.asarray(vectors[: n or OPENING_CHUNKS], np.float32).mean(axis=0)
     n = float(np.linalg.norm(v))
     return v / n if n else None
 
@@ -267,7 +313,7 @@ def model_label(probs: dict, uncertain_below: float) -> Label:
 # %% ../nbs/07e_labels.ipynb #5191af61
 def label_document(tax: Taxonomy, rel: str | None, vectors, embedder) -> dict[str, Label]:
     "A document's labels: rules first, then the model on its opening chunks' `vectors` (no model call without them)."
-    doc = opening(vectors)
+    doc = opening(vectors, tax.opening_chunks)
     described = (
         value_vectors(tax, embedder) if doc is not None and any(f.asks_model for f in tax.facets.values()) else {}
     )

@@ -260,6 +260,9 @@ class FilterCounts(_Out):
 
     unlabelled: int
     undated: int
+    uncertain: int | None = Field(
+        None, description="with a labels filter: documents kept only because an uncertain label's runner-up matched"
+    )
 
 
 class QuerySource(_Out):
@@ -386,7 +389,8 @@ class SyncState(_Out):
     jobId: str
     state: Literal["running", "succeeded", "failed"]
     counts: dict | None = Field(
-        description="ingested, skipped, moved, deleted, failed, unreadable, warnings — once finished"
+        description="ingested, skipped, moved, deleted, failed, unreadable, warnings, and relabelled with a taxonomy "
+        "file — once finished"
     )
     progress: SyncProgress
     seconds: float

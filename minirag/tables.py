@@ -518,6 +518,7 @@ class Selection:
     unlabelled: int = 0
     undated: int = 0
     missing: list[str] = field(default_factory=list)  # the unlabelled ones (a facet's `within` may excuse some)
+    uncertain: int = 0  # kept ones that matched a facet only through an uncertain label's runner-up
 
 
 @patch
@@ -539,31 +540,34 @@ def select_sources(
     sql = f"""
     WITH s AS (SELECT source, doc_date FROM sources s WHERE {cond}),
     w AS (SELECT *, CASE facet {case} END AS want FROM labels),
-    l AS (SELECT source, list_contains(want, value) OR (confidence < ? AND list_contains(want, runner_up)) AS ok
+    l AS (SELECT source, list_contains(want, value) AS hard,
+                 coalesce(confidence < ? AND list_contains(want, runner_up), false) AS soft
           FROM w WHERE want IS NOT NULL),
-    per AS (SELECT s.source, any_value(s.doc_date) AS doc_date, count(*) FILTER (WHERE l.ok) AS good,
-                   count(*) FILTER (WHERE NOT l.ok) AS bad
+    per AS (SELECT s.source, any_value(s.doc_date) AS doc_date, count(*) FILTER (WHERE l.hard OR l.soft) AS good,
+                   count(*) FILTER (WHERE NOT (l.hard OR l.soft)) AS bad,
+                   count(*) FILTER (WHERE l.soft AND NOT l.hard) AS weak
             FROM s LEFT JOIN l USING (source) GROUP BY s.source)
-    SELECT source, doc_date >= coalesce(?::DATE, doc_date) AND doc_date <= coalesce(?::DATE, doc_date), good, bad
+    SELECT source, doc_date >= coalesce(?::DATE, doc_date) AND doc_date <= coalesce(?::DATE, doc_date), good, bad, weak
     FROM per ORDER BY source"""
     args = [*ps, *lps, uncertain_below, date_from, date_to]
     if not facets:  # dates alone: no join with the labels (4,000 sources: 9 → 3 ms)
         sql = f"""SELECT source, doc_date >= coalesce(?::DATE, doc_date) AND doc_date <= coalesce(?::DATE, doc_date),
-                  0, 0 FROM sources s WHERE {cond} ORDER BY source"""
+                  0, 0, 0 FROM sources s WHERE {cond} ORDER BY source"""
         args = [date_from, date_to, *ps]
     with self._session(con) as c:
         rows = c.execute(sql, args).fetchall()
-    n, keep, missing, undated = len(facets), [], [], 0
-    for source, in_range, good, bad in rows:
+    n, keep, missing, undated, soft = len(facets), [], [], 0, 0
+    for source, in_range, good, bad, weak in rows:
         date_pass = not dated or in_range is True
         labels_pass = good == n
         if date_pass and labels_pass:
             keep.append(source)
+            soft += weak > 0
         elif bad == 0 and date_pass:
             missing.append(source)
         elif labels_pass and in_range is None:
             undated += 1
-    return Selection(keep, len(missing), undated, missing)
+    return Selection(keep, len(missing), undated, missing, soft)
 
 # %% ../nbs/05b_tables.ipynb #e1a70c06
 @patch

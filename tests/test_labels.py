@@ -12,6 +12,8 @@ TAXONOMY = """
 [model]
 repo = "someone/some-GGUF"
 file = "model.gguf"
+revision = "71c1c57e523219124f7be9c486d475d19891185f"
+sha256 = "a0d2974e04541b79e167d8acabfb7a7e4b4f93f3b47ac4a006d196d240f68177"
 temperature = 2.07
 
 [facets.project]
@@ -81,7 +83,14 @@ def test_filters_and_their_refusals(corpus):
     root, env = corpus
     r = json.loads(cli("list", "--label", "type=minutes", "--json", env=env).stdout)
     assert sorted(Path(f["filePath"]).name for f in r["files"]) == ["kickoff.md", "sync.md"]
-    assert r["filterCounts"] == {"unlabelled": 0, "undated": 0}
+    assert r["filterCounts"] == {"unlabelled": 0, "undated": 0, "uncertain": 0}
+    # a file kept on its uncertain label's runner-up is counted as such, in the answer and as a human warn: line
+    r = json.loads(cli("list", "--label", "type=mail", "--json", env=env).stdout)
+    soft = [f for f in r["files"] if f["labels"]["type"]["value"] != "mail"]
+    assert soft and all(f["labels"]["type"]["uncertain"] and f["labels"]["type"]["runnerUp"] == "mail" for f in soft), r
+    assert r["filterCounts"] == {"unlabelled": 0, "undated": 0, "uncertain": len(soft)}, r
+    warn = cli("list", "--label", "type=mail", env=env).stderr
+    assert f"warn: {len(soft)} document(s) matched only through an uncertain label's runner-up" in warn, warn
     r = json.loads(cli("query", "pump", "--label", "project=pilots", "--label", "type=minutes", "--label", "type=mail", "--json", env=env).stdout)
     assert {s["displayPath"] for s in r["sources"]} == {"pilots/kickoff.md"}
     assert r["sources"][0]["labels"]["project"] == {"value": "pilots", "confidence": 1.0, "source": "path", "uncertain": False,
@@ -101,11 +110,15 @@ def test_mcp_tools_filter_by_label_and_status_describes_the_facets(corpus):
             st = await c.call_tool("status", {})
             return q, bad, st
     q, bad, st = anyio.run(main)
-    assert not q.is_error and {s["displayPath"] for s in q.structured_content["sources"]} == {"notes/mail.txt"}
+    assert not q.is_error and "notes/mail.txt" in {s["displayPath"] for s in q.structured_content["sources"]}
+    soft = {s["displayPath"] for s in q.structured_content["sources"] if s["labels"]["type"]["value"] != "mail"}
+    assert all(s["labels"]["type"]["runnerUp"] == "mail" for s in q.structured_content["sources"] if s["displayPath"] in soft)
+    assert q.structured_content["filterCounts"]["uncertain"] >= len(soft)   # kept on a runner-up: counted (top 3 shown)
     assert bad.is_error and "its values are: minutes, mail, manual" in bad.content[0].text
     lab = st.structured_content["labels"]
     assert lab["facets"]["project"]["values"]["pilots"]["documents"] == 1 and lab["unlabelled"] == 0
     assert lab["facets"]["type"]["values"]["manual"]["description"].startswith("A manual")
+    assert "names someone/some-GGUF/model.gguf, a generative model minirag does not run" in lab["notice"]
 
 
 def test_classify_try_stores_nothing(corpus):
@@ -142,12 +155,31 @@ def test_a_changed_taxonomy_relabels_and_a_moved_file_gets_its_new_folders_value
     r = json.loads(cli("sync", "--json", env=env).stdout)
     assert (r["ingested"], r["relabelled"]) == (0, len(DOCS)), r
     assert _labels(env)["notes/sync.md"]["project"] == ("pilots", "default")
+    # the one-line summary of a human sync, and a background sync's status, carry the count
+    write(root, ".minirag/classify.toml", TAXONOMY + "\n[facets.team]\ndefault = 'ops'\nvalues.ops = { description = 'Operations.' }\n")
+    line = cli("sync", env=env).stdout.splitlines()[0]
+    assert line.startswith("ingested 0  skipped ") and line.endswith(f"  relabelled {len(DOCS)}"), line
+    assert "relabelled" not in cli("sync", env=env).stdout   # nothing relabelled: the line stays as it was
+    write(root, ".minirag/classify.toml", TAXONOMY.replace('default = "main"', 'default = "pilots"'))
+    async def background():
+        async with Client(StdioServerParameters(command=CLI, args=[], env=env), mode="auto", read_timeout_seconds=120) as c:
+            job = (await c.call_tool("sync_start", {})).structured_content["jobId"]
+            for _ in range(600):
+                st = (await c.call_tool("sync_status", {"jobId": job})).structured_content
+                if st["state"] != "running":
+                    return st
+                await anyio.sleep(0.1)
+    st = anyio.run(background)
+    assert st["state"] == "succeeded" and st["counts"]["relabelled"] == len(DOCS), st
     # a broken file: status names the key, filters refuse with the same message, ingest goes on unlabelled
     write(root, ".minirag/classify.toml", TAXONOMY + "\n[facets.Bad]\nvalues.x = { description = 'y' }\n")
     st = json.loads(cli("status", "--json", env=env).stdout)
     assert "facet name 'Bad' must be a lowercase slug" in st["labels"]["error"]
     p = cli("list", "--label", "type=mail", env=env)
     assert p.returncode == 1 and "facet name 'Bad' must be a lowercase slug" in p.stderr
+    write(root, ".minirag/classify.toml", TAXONOMY.replace("temperature = 2.07", "temperature = 2.07\nopening_chunks = 0"))
+    st = json.loads(cli("status", "--json", env=env).stdout)   # a [model] key out of range is named with its fix
+    assert "[model] opening_chunks must be a whole number from 1 to 16" in st["labels"]["error"], st["labels"]
     write(root, "notes/more.md", "# More\n\nText.\n")
     assert json.loads(cli("sync", "--json", env=env).stdout)["ingested"] == 1
     (root/".minirag"/"classify.toml").unlink()   # gone: labels are cleared, no key appears again
