@@ -15,7 +15,7 @@ from .ingest import Engine, FileItem, Ingested, IngestReport, check_source_id, f
 from .ingest import ingest_file, ingest_data, ingest_url, ingest_items
 from .scan import scan
 from .search import candidate_window, candidates, default_fusion, display_path, hit_text, rank
-from .search import validate_query, vocab_share
+from .search import validate_query, vocab_share, distance_scale
 from .security import resolve_in_roots, in_scope, scope_bases
 from .tables import check_model  # the one model check: with a model bound it only compares
 from .results import ChunkTable, Deleted, Document, FileList, ListedFile, ListedSource, NeighborChunk
@@ -515,10 +515,12 @@ class Index:
             c = candidates(con, db_key, emb.embed_query, query, candidate_window(k), bases, w, gen, exact)
             # the model's vocabulary: words it splits into pieces say less on the vector side
             known = vocab_share(self.engine.counter.count, query) if fusion == "adaptive" and c.vec and c.kw else 1.0
+            # the model's own unit of cosine distance: a model that packs its distances tight keeps its vector weight
+            scale = distance_scale(emb) if fusion == "adaptive" and c.vec and c.kw else 1.0
             srcs = None
             if cfg.max_files is not None:
                 srcs = {i: r["source"] for i, r in tables.hits([i for i, _ in c.vec + c.kw], con).items()}
-            hits = rank(c, k, w, fusion, known, cfg.grouping, cfg.max_distance, cfg.max_files, srcs)
+            hits = rank(c, k, w, fusion, known, cfg.grouping, cfg.max_distance, cfg.max_files, srcs, scale)
             r = read_back(tables, query, hits)
             empty = [b for b in bases or [] if not any(in_scope(h.source, b) for h in r.hits)]
             r.warnings = _scope_warnings(tables, empty, cfg.roots)

@@ -25,6 +25,7 @@ from minirag.search import (
     FUSIONS,
     DOC_CONTEXT,
     vocab_share,
+    distance_scale,
 )
 
 # %% auto #0
@@ -264,11 +265,20 @@ def chunk_sources(store: Store) -> dict:
         }
 
 
-def per_query(ds: BeirSet, cands: dict, src: dict, weight: float, fusion: str, top_k: int = TOP_K) -> dict:
+def per_query(
+    ds: BeirSet,
+    cands: dict,
+    src: dict,
+    weight: float,
+    fusion: str,
+    top_k: int = TOP_K,
+    scale: float = 1.0,  # the model's unit of cosine distance (search.distance_scale)
+) -> dict:
     "query id -> (recall@10, MRR@10, nDCG@10) of one fusion at one weight."
+    win = candidate_window(top_k)
     return {
         q: metrics(
-            doc_ranking(src[h.chunk_id] for h in fuse_lists(vec, kw, weight, fusion, candidate_window(top_k), known)),
+            doc_ranking(src[h.chunk_id] for h in fuse_lists(vec, kw, weight, fusion, win, known, scale)),
             ds.qrels[q],
         )
         for q, (vec, kw, known) in cands.items()
@@ -280,9 +290,11 @@ def _mean(m: dict, qids=None) -> np.ndarray:
     return np.mean(vals, axis=0) if vals else np.full(3, np.nan)
 
 
-def score_run(ds: BeirSet, cands: dict, src: dict, weight: float, fusion: str, top_k: int = TOP_K) -> dict:
+def score_run(
+    ds: BeirSet, cands: dict, src: dict, weight: float, fusion: str, top_k: int = TOP_K, scale: float = 1.0
+) -> dict:
     "Mean recall@10, MRR@10 and nDCG@10 of one fusion at one weight, and nDCG@10 on each half of the queries."
-    m = per_query(ds, cands, src, weight, fusion, top_k)
+    m = per_query(ds, cands, src, weight, fusion, top_k, scale)
     a = _mean(m)
     return {
         "recall@10": round(float(a[0]), 4),
@@ -307,13 +319,13 @@ def query_language(text: str, default: str = "") -> str:
     return default if default and default != "ru" else "other"
 
 
-def language_table(ds: BeirSet, cands: dict, src: dict, weight: float, fusion: str) -> dict:
+def language_table(ds: BeirSet, cands: dict, src: dict, weight: float, fusion: str, scale: float = 1.0) -> dict:
     "nDCG@10 of vector, keyword and hybrid per query language: {lang: {method: nDCG@10, 'queries': n}}."
     by: dict = {}
     for q in cands:
         by.setdefault(ds.lang if "->" in ds.lang else query_language(ds.queries[q], ds.lang), []).append(q)
     runs = {
-        m: per_query(ds, cands, src, w, f)
+        m: per_query(ds, cands, src, w, f, scale=scale)
         for m, f, w in (("vector", "rrf", 0.0), ("keyword", "rrf", 1.0), ("hybrid", fusion, weight))
     }
     return {
@@ -369,16 +381,24 @@ def evaluate(
     store = open_eval_index(ds, emb, db_dir, cfg.chunk_token_budget, progress)
     try:
         cands, src = query_candidates(store, emb, ds), chunk_sources(store)
+        scale = distance_scale(emb)  # as a query through the index reads this model's distances
     finally:
         store.close()
     runs = [("vector", "rrf", 0.0), ("keyword", "rrf", 1.0), ("hybrid", default_fusion(), hw), ("rrf", "rrf", hw)]
     runs += [("sweep", f, w) for f in FUSIONS for w in ws]
     rows = [
-        dict(set=ds.name, method=m, fusion=f if 0 < w < 1 else "-", weight=w, **score_run(ds, cands, src, w, f))
+        dict(
+            set=ds.name,
+            method=m,
+            fusion=f if 0 < w < 1 else "-",
+            weight=w,
+            **score_run(ds, cands, src, w, f, scale=scale),
+        )
         for m, f, w in runs
     ]
     df = pd.DataFrame(rows).assign(queries=len(ds.queries))
-    df.attrs["languages"] = language_table(ds, cands, src, hw, default_fusion())
+    df.attrs["languages"] = language_table(ds, cands, src, hw, default_fusion(), scale)
+    df.attrs["distanceScale"] = scale
     return df
 
 # %% ../nbs/12_eval.ipynb #84040d3b

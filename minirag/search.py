@@ -16,10 +16,11 @@ from .bm25 import held_keyword_search
 
 # %% auto #0
 __all__ = ['MAX_QUERY_CHARS', 'DOC_CONTEXT', 'K1', 'B', 'DOC_BM25', 'RRF_K', 'COS_SCALE', 'FUSIONS', 'INFO_RANK', 'VEC_SPREAD',
-           'KW_SPREAD', 'VOCAB_SHARE', 'LETTERS_PER_PIECE', 'vector_search', 'query_terms', 'keyword_search', 'Hit',
-           'fuse', 'fuse_adaptive', 'default_fusion', 'candidate_window', 'vocab_share', 'informativeness',
-           'effective_weight', 'fuse_lists', 'group_cut', 'apply_filters', 'validate_query', 'display_path',
-           'section_id', 'Candidates', 'candidates', 'rank', 'hit_text']
+           'KW_SPREAD', 'VOCAB_SHARE', 'LETTERS_PER_PIECE', 'REFERENCE_PAIRS', 'PACKAGED_MATCH_GAP', 'SCALE_RANGE',
+           'vector_search', 'query_terms', 'keyword_search', 'Hit', 'fuse', 'fuse_adaptive', 'default_fusion',
+           'candidate_window', 'vocab_share', 'informativeness', 'effective_weight', 'fuse_lists', 'match_gap',
+           'distance_scale', 'group_cut', 'apply_filters', 'validate_query', 'display_path', 'section_id', 'Candidates',
+           'candidates', 'rank', 'hit_text']
 
 # %% ../nbs/06_search.ipynb #0fa543fe
 from .security import scope_bases
@@ -164,13 +165,14 @@ def fuse_adaptive(
     kw: list[tuple[int, float]],  # (chunk id, BM25 score), best first
     w: float,  # keyword weight, 0..1
     kw_full: bool = False,  # the keyword list was cut at its window (more chunks match)
+    scale: float = 1.0,  # the model's unit of cosine distance against the packaged model's (`distance_scale`)
 ) -> list[Hit]:
-    "Scale-aware score fusion: keyword score / best keyword score, vector closeness in units of COS_SCALE."
+    "Scale-aware score fusion: keyword score / best keyword score, vector closeness in units of COS_SCALE × scale."
     hits: dict[int, Hit] = {}
     vs = {}
     if vec and w < 1:
         d0 = vec[0][1]
-        vs = {cid: 1 - (d - d0) / COS_SCALE for cid, d in vec}
+        vs = {cid: 1 - (d - d0) / (COS_SCALE * scale) for cid, d in vec}
         for r, (cid, d) in enumerate(vec):
             hits[cid] = Hit(cid, 0.0, d, r)
     ks = {}
@@ -218,9 +220,11 @@ def informativeness(
     vec,
     kw,
     known: float = 1.0,  # vocab_share of the query (1 = the model knows every word)
+    scale: float = 1.0,  # the model's unit of cosine distance (`distance_scale`)
 ) -> tuple[float, float]:
     "(vector, keyword) signal of one query, each 0..1; a side too short to measure counts fully."
-    cv = 1.0 if len(vec) <= INFO_RANK else min(1.0, max(0.0, (vec[INFO_RANK][1] - vec[0][1]) / VEC_SPREAD))
+    spread = VEC_SPREAD * scale
+    cv = 1.0 if len(vec) <= INFO_RANK else min(1.0, max(0.0, (vec[INFO_RANK][1] - vec[0][1]) / spread))
     cv *= min(1.0, max(0.0, known) / VOCAB_SHARE)  # words the model splits into pieces: its distances say less
     if len(kw) <= INFO_RANK:
         ck = 1.0 if kw else 0.0  # few chunks match at all: the matches stand out
@@ -229,11 +233,11 @@ def informativeness(
     return cv, ck
 
 
-def effective_weight(w: float, vec, kw, known: float = 1.0) -> float:
+def effective_weight(w: float, vec, kw, known: float = 1.0, scale: float = 1.0) -> float:
     "The keyword weight for this query: `w` shifted toward the side that carries signal (0 and 1 stay put)."
     if w <= 0 or w >= 1:
         return w
-    cv, ck = informativeness(vec, kw, known)
+    cv, ck = informativeness(vec, kw, known, scale)
     return w if cv + ck == 0 else w * ck / (w * ck + (1 - w) * cv)
 
 
@@ -244,6 +248,7 @@ def fuse_lists(
     fusion: str = "adaptive",
     window: int | None = None,
     known: float = 1.0,  # vocab_share of the query (adaptive only)
+    scale: float = 1.0,  # the model's unit of cosine distance, `distance_scale` (adaptive only)
 ) -> list[Hit]:
     "Fuse the two candidate lists with the named fusion; `w=0`/`w=1` are pure vector/keyword order."
     if fusion not in FUSIONS:
@@ -254,7 +259,48 @@ def fuse_lists(
         vec = []
     if fusion == "rrf":
         return fuse(vec, kw, w)
-    return fuse_adaptive(vec, kw, effective_weight(w, vec, kw, known), kw_full=window is not None and len(kw) >= window)
+    full = window is not None and len(kw) >= window
+    return fuse_adaptive(vec, kw, effective_weight(w, vec, kw, known, scale), kw_full=full, scale=scale)
+
+# %% ../nbs/06_search.ipynb #0e16fcf5
+REFERENCE_PAIRS = (
+    ("when does the morning train leave", "The train to the coast leaves every morning at seven."),
+    ("how much flour goes into the dough", "Add two cups of flour and stir until the dough is smooth."),
+    ("when is the next court hearing", "The court adjourned the hearing until next Tuesday."),
+    ("the printer light keeps blinking", "Replace the printer cartridge when the warning light blinks."),
+    ("how do plants make sugar", "Photosynthesis turns sunlight, water and carbon dioxide into sugar."),
+    ("did revenue grow this quarter", "Our quarterly revenue grew by twelve percent."),
+    ("is the museum open on holidays", "The museum is closed on public holidays."),
+    ("how to update the drivers", "Run the installer as an administrator to update the drivers."),
+    ("where do wolves live", "Wolves hunt in packs across the northern forests."),
+    ("how can I cancel the contract", "The contract may be terminated with thirty days' notice."),
+    ("how should I store the medicine", "Keep the medicine in a cool, dry place away from children."),
+    ("who scored in the match", "The striker scored twice in the second half."),
+)
+PACKAGED_MATCH_GAP = 0.505  # match_gap of the packaged all-MiniLM-L6-v2 int8 (measured below)
+SCALE_RANGE = (0.05, 4.0)  # a model whose answers do not stand out at all keeps a usable unit
+
+
+def match_gap(embedder) -> float:
+    "Median over REFERENCE_PAIRS of (distance to the nearest other line − distance to the question's own answer)."
+    q = np.asarray(embedder.embed_queries([a for a, _ in REFERENCE_PAIRS]), dtype=np.float32)
+    p = np.asarray(embedder.embed([b for _, b in REFERENCE_PAIRS]), dtype=np.float32)  # with the document prompt
+    d = 1 - q @ p.T
+    own = np.diag(d).copy()
+    np.fill_diagonal(d, np.inf)
+    return float(np.median(d.min(axis=1) - own))
+
+
+_scales: dict[str, float] = {}  # model identity -> its scale, measured once per process
+
+
+def distance_scale(embedder) -> float:
+    "The model's unit of cosine distance against the packaged model's, to two figures (1.0 for the packaged model)."
+    key = str(embedder.model_id)
+    if key not in _scales:
+        s = round(match_gap(embedder) / PACKAGED_MATCH_GAP, 2)
+        _scales[key] = min(SCALE_RANGE[1], max(SCALE_RANGE[0], s))
+    return _scales[key]
 
 # %% ../nbs/06_search.ipynb #ea26daed
 def group_cut(hits: list[Hit], grouping: str | None) -> list[Hit]:
@@ -387,9 +433,10 @@ def rank(
     max_distance: float | None = None,
     max_files: int | None = None,
     sources: dict[int, str] | None = None,  # chunk id -> source, for max_files
+    scale: float = 1.0,  # the model's unit of cosine distance, `distance_scale` (adaptive only)
 ) -> list[Hit]:
     "The hits of one query, best first: fused, raw distances restored, filtered, cut to `top_k`, grouped."
-    hits = fuse_lists(c.vec, c.kw, weight, fusion, c.window, known)
+    hits = fuse_lists(c.vec, c.kw, weight, fusion, c.window, known, scale)
     for h in hits:
         if h.distance is not None:
             h.distance = c.raw.get(h.chunk_id, h.distance)
