@@ -304,3 +304,22 @@ def test_a_reader_keeps_answering_after_another_machines_maintain(lake, root, tm
         assert len(b.list_files().files) == 4
     assert b.store.reattached >= 1  # the stale connection was dropped and the lake attached afresh
     b.close()
+
+
+def test_a_sync_commits_batches_not_files(lake, root, tmp_path):
+    "A sync of many small files adds a handful of snapshots (its batches and its maintenance), not one per file."
+    from minirag.lake import LakeStore, lake_counts
+
+    for i in range(20):
+        write(root, f"s{i}.md", f"# Small {i}\n\nA small file number {i} about batching commits.\n")
+    st = LakeStore(lake["MINIRAG_CATALOG"], lake["MINIRAG_DATA"], tmp_path / "counter" / "index.duckdb")
+
+    def snapshots():
+        with st.session() as con:
+            return lake_counts(con)["snapshots"]
+
+    before = snapshots()
+    assert json.loads(cli(lake, "sync", "--json").stdout)["ingested"] == 20
+    added = snapshots() - before
+    st.close()
+    assert 1 <= added <= 6, added  # one commit a file would be 20 or more
