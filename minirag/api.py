@@ -732,6 +732,28 @@ class Index:
             done.append(name)
         return done
 
+# %% ../nbs/10_api.ipynb #293b9747
+import functools
+
+
+def _again_if_stale(read):
+    "`read`, run once more when it failed on a lake connection whose view of the catalog was outdated."
+
+    @functools.wraps(read)
+    def run(self, *a, **kw):
+        try:
+            return read(self, *a, **kw)
+        except Exception as e:
+            if not (self.store.is_lake and self.store.is_conflict(e)):
+                raise
+            return read(self, *a, **kw)  # the failed session dropped its connection: this one attaches afresh
+
+    return run
+
+
+for _read in ("status", "query", "read", "read_neighbors", "list_files", "sources", "chunks"):
+    setattr(Index, _read, _again_if_stale(getattr(Index, _read)))
+
 # %% ../nbs/10_api.ipynb #9404c8a9
 def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None, stop=None) -> IngestReport:
     "Ingest files and folders (recursively, never deleting); returns counts, per-file warnings and the ingested files."

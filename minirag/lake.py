@@ -18,7 +18,7 @@ from . import tuning
 # %% auto #0
 __all__ = ['LAKE_SCHEMA', 'LAKE', 'OPEN_ATTEMPTS', 'HELD_ROWS_UP_TO', 'lake_url', 'shown_catalog', 'data_path', 'lake_extension',
            'is_conflict', 'CommitConflict', 'LakeStore', 'LakeSyncBusyError', 'LakeSyncLock', 'lake_counts',
-           'current_snapshot', 'LakeChanges', 'lake_changes', 'HeldRows', 'open_store', 'copy_index']
+           'current_snapshot', 'LakeChanges', 'lake_changes', 'HeldRows', 'is_stale', 'open_store', 'copy_index']
 
 # %% ../nbs/05c_lake.ipynb #c89640a4
 def lake_url(catalog: str, app: str | None = None) -> str:
@@ -516,6 +516,49 @@ def _keep_rows(self: LakeStore, con, snap: int):
 
 
 LakeStore.held_rows, LakeStore.keep_rows = _held_rows, _keep_rows
+
+# %% ../nbs/05c_lake.ipynb #2aaf58eb
+# what DuckLake raises when its cached view of the catalog no longer holds (another process maintained the lake):
+# an internal error that invalidates the connection, or a failed read of a catalog table that was dropped
+_BROKEN = (duckdb.InternalException, duckdb.FatalException, duckdb.InvalidInputException)
+_store_session = Store.session
+
+
+@contextmanager
+def _session(self: LakeStore):
+    "A session; a statement that fails drops the connection once the outermost session ends (the next re-attaches)."
+    with self._lock:  # sessions of one store are serialized: the depth read below is this thread's
+        try:
+            with _store_session(self) as con:
+                yield con
+        except duckdb.Error:
+            if self._depth == 0:
+                self.drop_connection()
+            raise
+
+
+def _drop_connection(self: LakeStore):
+    "Forget the connection (closed if it still can be): the next session attaches the lake afresh."
+    con, self._con = self._con, None
+    self.reattached = getattr(self, "reattached", 0) + 1
+    if con is not None:
+        lake_connections.discard(id(con))
+        try:
+            con.close()
+        except duckdb.Error:
+            pass
+
+
+def is_stale(e: BaseException) -> bool:
+    "True if `e` is what a connection with an outdated view of the catalog raises (worth one more try, re-attached)."
+    return isinstance(e, _BROKEN)
+
+
+def _is_conflict(self: LakeStore, e: BaseException) -> bool:
+    return isinstance(e, CommitConflict) or is_conflict(e) or is_stale(e)
+
+
+LakeStore.session, LakeStore.drop_connection, LakeStore.is_conflict = _session, _drop_connection, _is_conflict
 
 # %% ../nbs/05c_lake.ipynb #60565ff1
 def open_store(cfg: Config, idle_close: float = 0.0) -> Store:
