@@ -957,7 +957,9 @@ def main(argv=None):
         # the reader has gone (`minirag-mcp list | head -1`): stop quietly, as the Python docs advise,
         # pointing stdout at devnull so the interpreter's final flush cannot raise again
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-    if console and (argv[0] in READ_ONLY_COMMANDS or code == 130):
+    # a lake connection DuckDB invalidated after a fatal error would abort the process when torn down
+    lake = sys.modules.get("minirag.lake")
+    if console and (argv[0] in READ_ONLY_COMMANDS or code == 130 or (lake and lake.invalidated)):
         # nothing left to write: skip the teardown (50 ms of a 0.6 s query); after Ctrl-C, threads may still run
         sys.stderr.flush()
         os._exit(code)

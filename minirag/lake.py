@@ -16,9 +16,10 @@ from .store import add_document_columns, CHUNK_FIELDS, has_chunks
 from . import tuning
 
 # %% auto #0
-__all__ = ['LAKE_SCHEMA', 'LAKE', 'OPEN_ATTEMPTS', 'HELD_ROWS_UP_TO', 'lake_url', 'shown_catalog', 'data_path', 'lake_extension',
-           'is_conflict', 'CommitConflict', 'LakeStore', 'LakeSyncBusyError', 'LakeSyncLock', 'lake_counts',
-           'current_snapshot', 'LakeChanges', 'lake_changes', 'HeldRows', 'is_stale', 'open_store', 'copy_index']
+__all__ = ['LAKE_SCHEMA', 'LAKE', 'OPEN_ATTEMPTS', 'HELD_ROWS_UP_TO', 'invalidated', 'lake_url', 'shown_catalog', 'data_path',
+           'lake_extension', 'is_conflict', 'CommitConflict', 'LakeStore', 'LakeSyncBusyError', 'LakeSyncLock',
+           'lake_counts', 'current_snapshot', 'LakeChanges', 'lake_changes', 'HeldRows', 'is_stale', 'open_store',
+           'copy_index']
 
 # %% ../nbs/05c_lake.ipynb #c89640a4
 def lake_url(catalog: str, app: str | None = None) -> str:
@@ -531,17 +532,25 @@ def _session(self: LakeStore):
         try:
             with _store_session(self) as con:
                 yield con
-        except duckdb.Error:
+        except duckdb.Error as e:
             if self._depth == 0:
-                self.drop_connection()
+                self.drop_connection(keep=isinstance(e, (duckdb.FatalException, duckdb.InternalException)))
             raise
 
 
-def _drop_connection(self: LakeStore):
-    "Forget the connection (closed if it still can be): the next session attaches the lake afresh."
+# connections DuckDB invalidated after a fatal error: closing or freeing one throws from a C++ destructor, which
+# aborts the process, so they are kept to the end and a console process leaves without tearing them down
+invalidated: list = []
+
+
+def _drop_connection(self: LakeStore, keep: bool = False):
+    "Forget the connection (closed if it still can be; kept, unclosed, if `keep`): the next session attaches afresh."
     con, self._con = self._con, None
     self.reattached = getattr(self, "reattached", 0) + 1
-    if con is not None:
+    if con is not None and keep:
+        lake_connections.discard(id(con))
+        invalidated.append(con)
+    elif con is not None:
         lake_connections.discard(id(con))
         try:
             con.close()
