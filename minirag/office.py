@@ -594,9 +594,12 @@ def _slides_markdown(buf: bytes, doc, persist: dict[int, int]) -> str:
     for ref, sid, ra, rb in lists.get(0, []):
         slides.append((sid, _container_at(buf, persist.get(ref, -1), _SLIDE), _texts(buf, ra, rb)))
     if not slides or not any(s[1] for s in slides):  # no usable persist directory: the slides in stream order
-        found = [(None, (a, b), []) for typ, _, _, a, b in _records(buf, 0, len(buf)) if typ == _SLIDE]
-        if found:
-            slides = found
+        found = [(a, b) for typ, _, _, a, b in _records(buf, 0, len(buf)) if typ == _SLIDE]
+        if found:  # the slide list's placeholder text pairs up with them only when both count the same slides
+            paired = len(found) == len(slides)
+            slides = [
+                (slides[i][0] if paired else None, f, slides[i][2] if paired else []) for i, f in enumerate(found)
+            ]
     notes = {}
     for ref, _, ra, rb in lists.get(2, []):
         body = _container_at(buf, persist.get(ref, -1), _NOTES)
