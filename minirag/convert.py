@@ -43,7 +43,7 @@ FORMATS = (  # (extensions, how they are read, what they need beyond the base in
     (".ods .xls", "one table per sheet (python-calamine)", ""),
     (".rtf", "text in the declared code page (striprtf)", ""),
     (".doc", "text of Word 97-2003 (antiword; catdoc for older)", "apt-get install antiword catdoc"),
-    (".ppt", "text of the slides (catppt)", "apt-get install catdoc"),
+    (".ppt", "slides: titles, text boxes, tables, notes (olefile)", ""),
     (".eml", "subject as title, From/To/Date, body, attachments as sections", ""),
     (".msg", "Outlook mail, read as .eml is", "the outlook extra: pip install 'minirag[outlook]'"),
     (".vtt", "captions as a timed transcript", ""),

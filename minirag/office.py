@@ -2,16 +2,16 @@
 
 # %% ../nbs/02f_office.ipynb #7c004c7b
 from __future__ import annotations
-import re, shutil, subprocess, zipfile
+import re, shutil, struct, subprocess, zipfile
 from pathlib import Path
 from xml.etree import ElementTree as ET
 from .config import MiniragError
 from .sheets import cell_text, markdown_table
 
 # %% auto #0
-__all__ = ['MAX_PART', 'MAX_RATIO', 'NS', 'ODF_EXTS', 'odf_part', 'open_odf', 'odf_title', 'odt_to_markdown', 'odp_to_markdown',
-           'workbook_to_markdown', 'ods_tables', 'rtf_to_markdown', 'legacy_to_markdown', 'ole_text', 'ole_title',
-           'sniff', 'odf_ext']
+__all__ = ['MAX_PART', 'MAX_RATIO', 'NS', 'ODF_EXTS', 'MAX_CELLS', 'MAX_DEPTH', 'odf_part', 'open_odf', 'odf_title',
+           'odt_to_markdown', 'odp_to_markdown', 'workbook_to_markdown', 'ods_tables', 'rtf_to_markdown',
+           'legacy_to_markdown', 'ppt_to_markdown', 'ole_text', 'ole_title', 'sniff', 'odf_ext']
 
 # %% ../nbs/02f_office.ipynb #c2a80b51
 MAX_PART = 64_000_000  # bytes of one unpacked XML part; a larger one is a zip bomb, not a document
@@ -353,7 +353,7 @@ def _run_tool(cmd: list[str], path: Path, timeout: int = 120) -> str:
 
 
 def legacy_to_markdown(path: Path, ext: str) -> str:
-    "Text of a binary Word .doc (antiword, else catdoc) or PowerPoint .ppt (catppt), UTF-8 whatever the code page."
+    "Text of a binary Word .doc (antiword, else catdoc) (UTF-8 whatever the code page) or PowerPoint .ppt."
     if ext == ".doc":
         if shutil.which("antiword"):
             try:
@@ -367,9 +367,7 @@ def legacy_to_markdown(path: Path, ext: str) -> str:
         else:
             raise MiniragError(f"{path}: .doc files need antiword; install it with apt-get install antiword")
     else:
-        if not shutil.which("catppt"):
-            raise MiniragError(f"{path}: .ppt files need catppt; install it with apt-get install catdoc")
-        text = _run_tool(["catppt", "-d", "utf-8", str(path)], path)
+        return ppt_to_markdown(path)  # catppt lost the subtitle and the table slide of dedoc's example
     return _legacy_blocks(text)
 
 
@@ -389,6 +387,242 @@ def _legacy_blocks(text: str) -> str:
     if rows:
         blocks.append(markdown_table(rows))
     return "\n\n".join(b for b in blocks if b)
+
+# %% ../nbs/02f_office.ipynb #acae54e37e7d407bbb7b55eff062a284
+# record types of the PowerPoint 97-2003 binary format ([MS-PPT]) and its OfficeArt drawings ([MS-ODRAW])
+_SLIDE, _NOTES, _SLIDE_LIST, _SLIDE_PERSIST = 0x03EE, 0x03F0, 0x0FF0, 0x03F3
+_TEXT_HEADER, _TEXT_CHARS, _TEXT_BYTES, _TEXT_REF, _NOTES_ATOM = 0x0F9F, 0x0FA0, 0x0FA8, 0x0F9E, 0x03F1
+_SP_GROUP, _SP, _TEXTBOX, _CHILD_ANCHOR, _OPT, _TERTIARY_OPT = 0xF003, 0xF004, 0xF00D, 0xF00F, 0xF00B, 0xF122
+_TITLE_TYPES = (0, 6)  # TextHeaderAtom types: title, centre title (2 is notes; the rest are bodies and subtitles)
+MAX_CELLS = 100_000  # rows × columns of one slide table; PowerPoint itself stops at 75 × 75
+MAX_DEPTH = 32  # containers nest about 8 deep in real files; deeper is a crafted file
+
+
+def _records(buf: bytes, start: int, end: int):
+    "(type, instance, is_container, body start, body end) of each record in buf[start:end]; stops at one that overruns."
+    off = start
+    while off + 8 <= end:
+        vi, typ, n = struct.unpack_from("<HHI", buf, off)
+        body = off + 8
+        if body + n > end:
+            return  # a length past its container (a truncated or crafted stream) ends the walk
+        yield typ, vi >> 4, vi & 0xF == 0xF, body, body + n
+        off = body + n
+
+
+def _find(buf, start, end, typ):
+    return next((r for r in _records(buf, start, end) if r[0] == typ), None)
+
+
+def _clean(text: str) -> str:
+    "A text atom's characters as lines: CR ends a paragraph, VT breaks a line, other control characters go."
+    text = text.replace("\r", "\n").replace("\x0b", "\n")
+    return "\n".join(" ".join("".join(c for c in l if c >= " " or c == "\t").split()) for l in text.split("\n")).strip()
+
+
+def _atom_text(buf, typ, a, b) -> str | None:
+    if typ == _TEXT_CHARS:
+        return _clean(buf[a : b - (b - a) % 2].decode("utf-16-le", "replace"))
+    if typ == _TEXT_BYTES:  # the low byte of each UTF-16 code unit, so Latin-1
+        return _clean(buf[a:b].decode("latin-1"))
+    return None
+
+
+def _texts(buf, start, end) -> list[tuple[int, str]]:
+    "(text type, text) of each TextHeaderAtom run in a SlideListWithText entry or a ClientTextbox."
+    out, kind = [], 4
+    for typ, _, _, a, b in _records(buf, start, end):
+        if typ == _TEXT_HEADER and b - a >= 4:
+            kind = struct.unpack_from("<I", buf, a)[0]
+        elif (t := _atom_text(buf, typ, a, b)) is not None:
+            out.append((kind, t))
+    return out
+
+
+def _is_table(buf, a, b) -> bool:
+    "A group whose own shape carries the tableProperties OfficeArt property is a PowerPoint table."
+    shape = _find(buf, a, b, _SP)
+    if not shape:
+        return False
+    for typ, inst, _, pa, pb in _records(buf, shape[3], shape[4]):
+        if typ in (_OPT, _TERTIARY_OPT):
+            for i in range(min(inst, (pb - pa) // 6)):
+                pid, val = struct.unpack_from("<HI", buf, pa + 6 * i)
+                if pid & 0x3FFF == 0x039F and val:
+                    return True
+    return False
+
+
+class _Drawing:
+    "The text of one slide's (or notes page's) OfficeArt drawing, in drawing order, tables as tables."
+
+    def __init__(self, buf, listed):
+        self.buf, self.listed, self.used = buf, listed, set()
+
+    def shape_texts(self, a, b) -> list[tuple[int, str]]:
+        out = []
+        for typ, _, _, ta, tb in _records(self.buf, a, b):
+            if typ != _TEXTBOX:
+                continue
+            for t2, _, _, ra, rb in _records(self.buf, ta, tb):
+                if t2 == _TEXT_REF and rb - ra >= 4:  # placeholder text lives in the SlideListWithText
+                    i = struct.unpack_from("<i", self.buf, ra)[0]
+                    if 0 <= i < len(self.listed) and i not in self.used:
+                        self.used.add(i)
+                        out.append(self.listed[i])
+            out += _texts(self.buf, ta, tb)
+        return out
+
+    def blocks(self, a, b, depth=0) -> list[tuple[int, str]]:
+        out = []
+        if depth > MAX_DEPTH:
+            raise RecursionError("shapes nested deeper than any real slide")
+        for typ, _, container, ca, cb in _records(self.buf, a, b):
+            if typ == _SP_GROUP:
+                if _is_table(self.buf, ca, cb):
+                    out.append((-1, self.table(ca, cb)))
+                else:
+                    out += self.blocks(ca, cb, depth + 1)
+            elif typ == _SP:
+                out += self.shape_texts(ca, cb)
+            elif container:
+                out += self.blocks(ca, cb, depth + 1)
+        return out
+
+    def table(self, a, b) -> str:
+        "Cells placed on a grid by their anchors' top and left edges."
+        cells = []
+        for typ, _, _, ca, cb in _records(self.buf, a, b):
+            if typ != _SP:
+                continue
+            anchor = _find(self.buf, ca, cb, _CHILD_ANCHOR)
+            text = "\n".join(t for _, t in self.shape_texts(ca, cb))
+            if anchor and anchor[4] - anchor[3] >= 16 and text is not None:
+                left, top, right, bottom = struct.unpack_from("<4i", self.buf, anchor[3])
+                if right > left and bottom > top:  # a border line is a zero-height or zero-width shape
+                    cells.append((top, left, text))
+        row = {t: i for i, t in enumerate(sorted({c[0] for c in cells}))}
+        col = {l: i for i, l in enumerate(sorted({c[1] for c in cells}))}
+        if len(row) * len(col) > MAX_CELLS:  # not a grid a person made: the cells' text, one a line
+            return "\n".join(c[2] for c in cells)
+        grid = [[""] * len(col) for _ in row]
+        for top, left, text in cells:
+            grid[row[top]][col[left]] = cell_text(" ".join(text.split()))
+        return markdown_table(grid)
+
+
+def _persist_offsets(ole, buf) -> dict[int, int]:
+    "Persist id → stream offset of its record, from the newest user edit back to the first (newest wins)."
+    try:
+        cur = ole.openstream("Current User").read()
+        edit = struct.unpack_from("<I", cur, 16)[0]  # CurrentUserAtom.offsetToCurrentEdit
+    except Exception:
+        return {}
+    offsets, seen = {}, set()
+    while 0 < edit + 8 <= len(buf) and edit not in seen and len(seen) < 1000:
+        seen.add(edit)
+        _, typ, n = struct.unpack_from("<HHI", buf, edit)
+        if typ != 0x0FF5 or n < 20 or edit + 8 + n > len(buf):
+            break
+        last, pdir = struct.unpack_from("<II", buf, edit + 8 + 8)  # offsetLastEdit, offsetPersistDirectory
+        if pdir + 8 <= len(buf):
+            _, ptyp, pn = struct.unpack_from("<HHI", buf, pdir)
+            a, b = pdir + 8, min(pdir + 8 + pn, len(buf))
+            while ptyp == 0x1772 and a + 4 <= b:
+                word = struct.unpack_from("<I", buf, a)[0]
+                first, count = word & 0xFFFFF, word >> 20
+                for k in range(min(count, (b - a - 4) // 4)):
+                    offsets.setdefault(first + k, struct.unpack_from("<I", buf, a + 4 + 4 * k)[0])
+                a += 4 + 4 * count
+        if not last:
+            break
+        edit = last
+    return offsets
+
+
+def _container_at(buf, off, typ):
+    if 0 <= off and off + 8 <= len(buf):
+        vi, t, n = struct.unpack_from("<HHI", buf, off)
+        if t == typ and off + 8 + n <= len(buf):
+            return off + 8, off + 8 + n
+    return None
+
+
+def ppt_to_markdown(path: Path) -> str:
+    "Slides of a PowerPoint 97-2003 file: a marker and `# title` per slide, its text boxes, tables, then its notes."
+    import olefile
+
+    try:
+        with olefile.OleFileIO(str(path)) as ole:
+            if ole.exists("EncryptedSummary"):
+                raise MiniragError(f"{path}: the .ppt file is password-protected; save an unprotected copy to index it")
+            if not ole.exists("PowerPoint Document"):
+                raise MiniragError(
+                    f"{path}: an OLE file without a 'PowerPoint Document' stream; not a PowerPoint 97-2003 file"
+                )
+            buf = ole.openstream("PowerPoint Document").read()
+            persist = _persist_offsets(ole, buf)
+    except MiniragError:
+        raise
+    except Exception as e:  # olefile raises OSError, struct.error, IndexError... on a damaged container
+        raise MiniragError(
+            f"{path}: not a readable .ppt file (corrupt or truncated: {type(e).__name__}: {str(e)[:120]})"
+        ) from None
+    doc = _find(buf, 0, len(buf), 0x03E8)
+    if not doc:
+        raise MiniragError(f"{path}: the PowerPoint stream has no document record; the file is corrupt or truncated")
+    try:
+        return _slides_markdown(buf, doc, persist)
+    except (struct.error, RecursionError, ValueError, IndexError) as e:
+        raise MiniragError(
+            f"{path}: not a readable .ppt file (corrupt records: {type(e).__name__}: {str(e)[:120]})"
+        ) from None
+
+
+def _slides_markdown(buf: bytes, doc, persist: dict[int, int]) -> str:
+    lists = {}  # SlideListWithText instance (0 slides, 2 notes) → [(persist id, slide id, [(type, text)])]
+    for typ, inst, _, a, b in _records(buf, doc[3], doc[4]):
+        if typ == _SLIDE_LIST:
+            entries = lists.setdefault(inst, [])
+            for t2, _, _, ra, rb in _records(buf, a, b):
+                if t2 == _SLIDE_PERSIST and rb - ra >= 16:
+                    ref, _, _, sid = struct.unpack_from("<IIiI", buf, ra)
+                    entries.append([ref, sid, rb, rb])  # the placeholder runs follow the atom
+                elif entries:
+                    entries[-1][3] = rb
+    slides = []  # (slide id, container body, listed texts)
+    for ref, sid, ra, rb in lists.get(0, []):
+        slides.append((sid, _container_at(buf, persist.get(ref, -1), _SLIDE), _texts(buf, ra, rb)))
+    if not slides or not any(s[1] for s in slides):  # no usable persist directory: the slides in stream order
+        found = [(a, b) for typ, _, _, a, b in _records(buf, 0, len(buf)) if typ == _SLIDE]
+        if found:  # the slide list's placeholder text pairs up with them only when both count the same slides
+            paired = len(found) == len(slides)
+            slides = [
+                (slides[i][0] if paired else None, f, slides[i][2] if paired else []) for i, f in enumerate(found)
+            ]
+    notes = {}
+    for ref, _, ra, rb in lists.get(2, []):
+        body = _container_at(buf, persist.get(ref, -1), _NOTES)
+        if body and (atom := _find(buf, body[0], body[1], _NOTES_ATOM)) and atom[4] - atom[3] >= 4:
+            notes[struct.unpack_from("<I", buf, atom[3])[0]] = (body, _texts(buf, ra, rb))
+    out = []
+    for n, (sid, body, texts) in enumerate(slides, 1):
+        d = _Drawing(buf, texts)
+        blocks = d.blocks(*body) if body else []
+        blocks += [t for i, t in enumerate(texts) if i not in d.used]
+        parts = [f"<!-- Slide number: {n} -->"]
+        at = next((i for i, (kind, t) in enumerate(blocks) if kind in _TITLE_TYPES and t), None)
+        if at is not None:
+            parts.append("# " + " ".join(blocks[at][1].split()))
+        parts += [t for i, (_, t) in enumerate(blocks) if t and i != at]
+        if sid in notes:
+            nbody, ntexts = notes[sid]
+            nd = _Drawing(buf, ntexts)
+            nb = nd.blocks(*nbody) + [t for i, t in enumerate(ntexts) if i not in nd.used]
+            if nt := [t for kind, t in nb if kind == 2 and t]:
+                parts += ["### Notes:", *nt]
+        out.append("\n\n".join(parts))
+    return "\n\n".join(out)
 
 # %% ../nbs/02f_office.ipynb #5cfcc59d
 _OLE_CODEPAGES = {65001: "utf-8", 1200: "utf-16-le", 1201: "utf-16-be", 10000: "mac_roman", 10007: "mac_cyrillic"}
