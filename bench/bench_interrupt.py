@@ -3,8 +3,8 @@ pseudo-terminal as a person types it, at a different moment of each run; and, wi
 whole uninterrupted sync of the same files takes (so a faster stop is not paid for with a slower ingest).
 
 Run (inside the bench lock; PYTHONPATH picks the code tree, so two trees can be compared run by run):
-    flock /work/bench.lock python bench/bench_interrupt.py [--runs 6] [--files 300] [--throughput]
-    flock /work/bench.lock python bench/bench_interrupt.py --runs 4 --vs /path/to/other/tree   # paired A/B
+    flock BENCH_LOCK python bench/bench_interrupt.py [--runs 6] [--files 300] [--throughput]
+    flock BENCH_LOCK python bench/bench_interrupt.py --runs 4 --vs /path/to/other/tree   # paired A/B
 
 Each run starts from an empty index, waits until the progress line says it is embedding, waits a little more
 (0 to 1.5 s, spread over the runs) and sends SIGINT to the command's process group, as a terminal does."""

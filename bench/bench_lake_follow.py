@@ -102,7 +102,7 @@ def main(argv=None):
     ap.add_argument("--catalog", required=True)
     ap.add_argument("--data", type=Path, required=True)
     ap.add_argument("--root", type=Path, required=True)
-    ap.add_argument("--corpus-root", type=Path, default=Path("/work/bench-scale/n100000/docs"), help="the index's root")
+    ap.add_argument("--corpus-root", type=Path, required=True, help="the index's root")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--passes", type=int, default=2, help="times each query runs on each backend")
     args = ap.parse_args(argv)

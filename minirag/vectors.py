@@ -11,14 +11,10 @@ import numpy as np
 from .security import scope_condition
 from . import tuning
 from .tables import Tables
-from .store import emb_array, on_lake
+from .store import _fcntl, emb_array, on_lake
 from .config import log
 from .lake import current_snapshot, lake_changes
 
-try:
-    import fcntl  # advisory locks: two processes extending one snapshot file never interleave
-except ImportError:  # Windows: every change is written as a new snapshot
-    fcntl = None
 
 _rows = Tables()  # the in-memory side always reads through its caller's open connection
 
@@ -803,7 +799,8 @@ def _snap_info(path: Path, ino: int, token: str, at: int, vm: VectorMatrix, name
 def _locked(path: Path, s: dict, dim: int, rows: int):
     """The snapshot file, open for writing and locked, if it is still the one `s` describes and ends right after
     its `rows` float32 rows; else None (another process replaced it or wrote past them)."""
-    if fcntl is None:  # no advisory locks: every change is a new snapshot
+    # advisory locks: two processes extending one snapshot file never interleave
+    if (fcntl := _fcntl()) is None:  # Windows: no advisory locks, every change is a new snapshot
         yield None
         return
     with open(path, "r+b", buffering=0) as f:

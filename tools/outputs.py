@@ -47,12 +47,21 @@ def masked(text: str) -> str:
 
 def results(cell: dict) -> list[str]:
     "What one code cell shows a reader, masked; one entry per output."
-    out = []
+    out, prev_stdout, raw = [], False, ""
     for o in cell.get("outputs", []):
         kind = o.get("output_type")
+        prev_stdout = prev_stdout and kind == "stream" and o.get("name") == "stdout"
         if kind == "stream":
             if o.get("name") == "stdout":
-                out.append(masked(_text(o.get("text", ""))))
+                text = _text(o.get("text", ""))
+                if prev_stdout:  # a kernel splits one cell's printing into chunks as time passes: read them as one
+                    raw += text
+                    out[-1] = masked(raw)
+                else:
+                    raw = text
+                    out.append(masked(raw))
+                prev_stdout = True
+                continue
         elif kind == "error":
             out.append(f"error {o.get('ename')}: {masked(o.get('evalue', ''))}")
         else:
