@@ -177,7 +177,7 @@ def mixed(tmp_path_factory, model_dir):
     "Every fixture file of tests/data and every bundled sample document (all formats), ingested by the CLI."
     root = Path(os.path.realpath(tmp_path_factory.mktemp("mixed")))
     files = [p for d in (REPO/"tests"/"data", REPO/"minirag"/"sample_docs") for p in sorted(d.rglob("*"))
-             if p.is_file() and p.suffix not in (".py", ".pyc")]
+             if p.is_file() and p.suffix not in (".py", ".pyc", ".gz")]
     for p in files: shutil.copy(p, root/p.name)
     common = ["--base-dir", str(root), "--model-name", str(model_dir), "--cache-dir", str(model_dir.parent), "--json"]
     out = _cli("ingest", str(root), *common)
