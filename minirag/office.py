@@ -2,16 +2,17 @@
 
 # %% ../nbs/02f_office.ipynb #7c004c7b
 from __future__ import annotations
-import re, shutil, struct, subprocess, zipfile
+import re, shutil, struct, subprocess, zipfile, zlib
 from pathlib import Path
 from xml.etree import ElementTree as ET
 from .config import MiniragError
 from .sheets import cell_text, markdown_table
 
 # %% auto #0
-__all__ = ['MAX_PART', 'MAX_RATIO', 'NS', 'ODF_EXTS', 'MAX_CELLS', 'MAX_DEPTH', 'odf_part', 'open_odf', 'odf_title',
-           'odt_to_markdown', 'odp_to_markdown', 'workbook_to_markdown', 'ods_tables', 'rtf_to_markdown',
-           'legacy_to_markdown', 'ppt_to_markdown', 'ole_text', 'ole_title', 'sniff', 'odf_ext']
+__all__ = ['MAX_PART', 'MAX_RATIO', 'NS', 'ODF_EXTS', 'MAX_WORD6_TEXT', 'MAX_CELLS', 'MAX_DEPTH', 'MAX_OBJECT', 'odf_part',
+           'open_odf', 'odf_title', 'odt_to_markdown', 'odp_to_markdown', 'workbook_to_markdown', 'ods_tables',
+           'rtf_to_markdown', 'legacy_to_markdown', 'lid_codepage', 'word_version', 'word6_text', 'word6_to_markdown',
+           'package_label', 'ppt_to_markdown', 'ole_text', 'ole_title', 'sniff', 'odf_ext']
 
 # %% ../nbs/02f_office.ipynb #c2a80b51
 MAX_PART = 64_000_000  # bytes of one unpacked XML part; a larger one is a zip bomb, not a document
@@ -353,21 +354,27 @@ def _run_tool(cmd: list[str], path: Path, timeout: int = 120) -> str:
 
 
 def legacy_to_markdown(path: Path, ext: str) -> str:
-    "Text of a binary Word .doc (antiword, else catdoc) (UTF-8 whatever the code page) or PowerPoint .ppt."
-    if ext == ".doc":
-        if shutil.which("antiword"):
-            try:
-                text = _run_tool(["antiword", "-m", "UTF-8.txt", "-w", "0", str(path)], path)
-            except MiniragError:
-                if not shutil.which("catdoc"):
-                    raise
-                text = _run_tool(["catdoc", "-d", "utf-8", "-w", str(path)], path)  # Word 6/95, which antiword refuses
-        elif shutil.which("catdoc"):
-            text = _run_tool(["catdoc", "-d", "utf-8", "-w", str(path)], path)
-        else:
-            raise MiniragError(f"{path}: .doc files need antiword; install it with apt-get install antiword")
-    else:
+    "Text of a binary Word .doc (Word 6/95 read here, later ones by antiword, else catdoc) or PowerPoint .ppt."
+    if ext != ".doc":
         return ppt_to_markdown(path)  # catppt lost the subtitle and the table slide of dedoc's example
+    version = word_version(path)
+    if version and version[0] < 0x65:
+        raise MiniragError(
+            f"{path}: a Word for Windows 2.0 (or older) file, which is not read; save it as .docx in a newer Word"
+        )
+    if version and version[0] < 0xC1:  # Word 6/95: 8-bit text in a code page the tools would read as cp1252
+        return word6_to_markdown(path, version[1])
+    if shutil.which("antiword"):
+        try:
+            text = _run_tool(["antiword", "-m", "UTF-8.txt", "-w", "0", str(path)], path)
+        except MiniragError:
+            if not shutil.which("catdoc"):
+                raise
+            text = _run_tool(["catdoc", "-d", "utf-8", "-w", str(path)], path)  # a file antiword refuses
+    elif shutil.which("catdoc"):
+        text = _run_tool(["catdoc", "-d", "utf-8", "-w", str(path)], path)
+    else:
+        raise MiniragError(f"{path}: .doc files need antiword; install it with apt-get install antiword")
     return _legacy_blocks(text)
 
 
@@ -388,10 +395,145 @@ def _legacy_blocks(text: str) -> str:
         blocks.append(markdown_table(rows))
     return "\n\n".join(b for b in blocks if b)
 
+# %% ../nbs/02f_office.ipynb #51f6d387
+# Windows code page of a language (the primary id, the low 10 bits of a Windows language id) that is not cp1252
+_LANG_CODEPAGES = {0x19: 1251, 0x22: 1251, 0x23: 1251, 0x02: 1251, 0x2F: 1251, 0x3F: 1251, 0x40: 1251, 0x44: 1251}
+_LANG_CODEPAGES |= {0x05: 1250, 0x0E: 1250, 0x15: 1250, 0x18: 1250, 0x1B: 1250, 0x1C: 1250, 0x24: 1250}
+_LANG_CODEPAGES |= {0x25: 1257, 0x26: 1257, 0x27: 1257, 0x08: 1253, 0x1F: 1254, 0x0D: 1255, 0x01: 1256}
+_LANG_CODEPAGES |= {0x2A: 1258, 0x1E: 874, 0x11: 932, 0x12: 949}
+_LANG_CODEPAGES |= {0x0404: 950, 0x0804: 936, 0x0C04: 950, 0x041A: 1250, 0x081A: 1250, 0x0C1A: 1251}  # by full id
+
+
+def lid_codepage(lid: int) -> int | None:
+    "The ANSI code page of a Windows language id (0x0419 Russian → 1251), or None for cp1252's languages."
+    return _LANG_CODEPAGES.get(lid) or _LANG_CODEPAGES.get(lid & 0x3FF)
+
+
+def word_version(path: Path) -> tuple[int, int] | None:
+    "(nFib, language id) from a .doc's File Information Block, or None when it has no WordDocument stream."
+    import olefile
+
+    try:
+        with olefile.OleFileIO(str(path)) as ole:
+            if not ole.exists("WordDocument"):
+                return None
+            head = ole.openstream("WordDocument").read(8)
+    except Exception:  # not an OLE file, or a damaged one: the tools' own messages say which
+        return None
+    if len(head) < 8:
+        return None
+    _, nfib, _, lid = struct.unpack("<4H", head)
+    return nfib, lid
+
+
+def _summary_codepage(ole) -> int | None:
+    "The code page of the summary information (the ANSI one of the machine that saved the file), if readable."
+    try:
+        return ole.get_metadata().codepage
+    except Exception:
+        return None
+
+# %% ../nbs/02f_office.ipynb #12665c21
+MAX_WORD6_TEXT = 64_000_000  # characters of one Word 6/95 document; Word 95 itself stops near 32 MB
+
+
+def _word6_pieces(stream: bytes, fib: dict) -> list[tuple[int, int, int]]:
+    "(first CP, last CP, file offset) of each run of 8-bit text: the piece table of a fast-saved file, else one run."
+    if not fib["complex"]:
+        return [(0, fib["ccp"], fib["fcMin"])]
+    clx, end = fib["fcClx"], fib["fcClx"] + fib["lcbClx"]
+    if not fib["lcbClx"] or end > len(stream):
+        raise ValueError("the piece table of a fast-saved file lies outside the stream")
+    while clx < end and stream[clx] == 1:  # Prc: formatting of pieces, skipped
+        clx += 3 + struct.unpack_from("<H", stream, clx + 1)[0]
+    if clx + 5 > end or stream[clx] != 2:
+        raise ValueError("no piece table where the FIB points")
+    lcb = struct.unpack_from("<I", stream, clx + 1)[0]
+    plc, n = clx + 5, (lcb - 4) // 12  # n + 1 CPs of 4 bytes, then n piece descriptors of 8
+    if n < 1 or plc + lcb > len(stream):
+        raise ValueError("a piece table longer than the stream")
+    cps = struct.unpack_from(f"<{n + 1}I", stream, plc)
+    fcs = [struct.unpack_from("<I", stream, plc + 4 * (n + 1) + 8 * i + 2)[0] for i in range(n)]
+    return [(cps[i], cps[i + 1], fcs[i]) for i in range(n)]
+
+
+def word6_text(stream: bytes, codepage: int) -> str:
+    "The main text, footnotes and endnotes of a Word 6/95 WordDocument stream: 8-bit text in the code page given."
+    f = struct.unpack_from("<H", stream, 0x0A)[0]
+    fib = dict(complex=bool(f & 0x4), fcMin=struct.unpack_from("<I", stream, 0x18)[0])
+    ccp = struct.unpack_from("<8I", stream, 0x34)  # main, footnote, header, macro, annotation, endnote, box, header box
+    fib |= dict(ccp=sum(ccp), fcClx=struct.unpack_from("<I", stream, 0x160)[0])
+    fib["lcbClx"] = struct.unpack_from("<I", stream, 0x164)[0]
+    if fib["ccp"] > MAX_WORD6_TEXT:
+        raise ValueError(f"the FIB claims {fib['ccp']:,} characters")
+    story = []  # CP ranges read: the main text, then footnotes and endnotes (headers repeat; macros are code)
+    starts = [sum(ccp[:i]) for i in range(8)]
+    for i in (0, 1, 5):
+        if ccp[i]:
+            story.append((starts[i], starts[i] + ccp[i]))
+    out = []
+    for a, b in story:
+        for p0, p1, fc in _word6_pieces(stream, fib):
+            lo, hi = max(a, p0), min(b, p1)
+            if lo < hi:
+                out.append(stream[fc + lo - p0 : fc + hi - p0])
+    return _word_chars(b"".join(out).decode(f"cp{codepage}", "replace"))
+
+
+def _word_chars(text: str) -> str:
+    "Word's special characters as plain text: field codes dropped (their results kept), cell and line marks as breaks."
+    out, depth_code = [], []
+    for c in text:
+        if c == "\x13":  # field begin: its code runs to the separator (or the end when it has no result)
+            depth_code.append(True)
+        elif c == "\x14":
+            if depth_code:
+                depth_code[-1] = False
+        elif c == "\x15":
+            if depth_code:
+                depth_code.pop()
+        elif depth_code and depth_code[-1]:
+            continue
+        elif c in "\r\x07\x0b\x0c":  # paragraph, table cell or row, line break, page or section break
+            out.append("\n")
+        elif c == "\x1e":  # non-breaking hyphen
+            out.append("-")
+        elif c >= " " or c == "\t":
+            out.append(" " if c == "\xa0" else c)
+    return "".join(out)
+
+# %% ../nbs/02f_office.ipynb #af41bb20
+def _ansi_codepage(cp) -> bool:
+    "A code page Word 6/95 text can be in: a Windows ANSI one (874, 1250–1258) or an East Asian double-byte one."
+    return cp is not None and (874 <= cp & 0xFFFF <= 1258 or cp & 0xFFFF in (932, 936, 949, 950))
+
+
+def word6_to_markdown(path: Path, lid: int) -> str:
+    "Text of a Word 6/95 .doc in its code page: the FIB's language's (Russian → cp1251), else the summary's, else cp1252."
+    import olefile
+
+    try:
+        with olefile.OleFileIO(str(path)) as ole:
+            stream = ole.openstream("WordDocument").read()
+            summary = _summary_codepage(ole)
+    except Exception as e:
+        raise MiniragError(f"{path}: not a readable .doc file (corrupt or truncated: {type(e).__name__})") from None
+    if len(stream) < 0x168:
+        raise MiniragError(f"{path}: the Word 6/95 header is cut short; the file is corrupt or truncated")
+    if struct.unpack_from("<H", stream, 0x0A)[0] & 0x100:
+        raise MiniragError(f"{path}: the .doc file is password-protected; save an unprotected copy to index it")
+    cp = lid_codepage(lid) or (summary & 0xFFFF if _ansi_codepage(summary) else 1252)
+    try:
+        text = word6_text(stream, cp)
+    except (struct.error, ValueError, LookupError) as e:
+        raise MiniragError(f"{path}: not a readable Word 6/95 file ({str(e)[:120]}); the file may be corrupt") from None
+    return _legacy_blocks(text)
+
 # %% ../nbs/02f_office.ipynb #acae54e37e7d407bbb7b55eff062a284
 # record types of the PowerPoint 97-2003 binary format ([MS-PPT]) and its OfficeArt drawings ([MS-ODRAW])
 _SLIDE, _NOTES, _SLIDE_LIST, _SLIDE_PERSIST = 0x03EE, 0x03F0, 0x0FF0, 0x03F3
 _TEXT_HEADER, _TEXT_CHARS, _TEXT_BYTES, _TEXT_REF, _NOTES_ATOM = 0x0F9F, 0x0FA0, 0x0FA8, 0x0F9E, 0x03F1
+_STYLE_TEXT = 0x0FA1  # StyleTextPropAtom: paragraph runs (indent level, bullet), then character runs
 _SP_GROUP, _SP, _TEXTBOX, _CHILD_ANCHOR, _OPT, _TERTIARY_OPT = 0xF003, 0xF004, 0xF00D, 0xF00F, 0xF00B, 0xF122
 _TITLE_TYPES = (0, 6)  # TextHeaderAtom types: title, centre title (2 is notes; the rest are bodies and subtitles)
 MAX_CELLS = 100_000  # rows × columns of one slide table; PowerPoint itself stops at 75 × 75
@@ -415,27 +557,109 @@ def _find(buf, start, end, typ):
 
 
 def _clean(text: str) -> str:
-    "A text atom's characters as lines: CR ends a paragraph, VT breaks a line, other control characters go."
+    "A paragraph's characters as lines: VT breaks a line, other control characters go, runs of spaces shrink."
     text = text.replace("\r", "\n").replace("\x0b", "\n")
     return "\n".join(" ".join("".join(c for c in l if c >= " " or c == "\t").split()) for l in text.split("\n")).strip()
 
 
 def _atom_text(buf, typ, a, b) -> str | None:
+    "The raw characters of a text atom (CR ends a paragraph), or None for another record."
     if typ == _TEXT_CHARS:
-        return _clean(buf[a : b - (b - a) % 2].decode("utf-16-le", "replace"))
+        return buf[a : b - (b - a) % 2].decode("utf-16-le", "replace")
     if typ == _TEXT_BYTES:  # the low byte of each UTF-16 code unit, so Latin-1
-        return _clean(buf[a:b].decode("latin-1"))
+        return buf[a:b].decode("latin-1")
     return None
 
+# %% ../nbs/02f_office.ipynb #841017f6
+# TextPFException fields after the bullet flags, in stored order: (mask bit, bytes); None = tab stops, counted
+_PF_FIELDS = (
+    (0x80, 2), (0x10, 2), (0x40, 2), (0x20, 4),  # bullet character, font, size, colour
+    (0x800, 2), (0x1000, 2), (0x2000, 2), (0x4000, 2),  # alignment, line spacing, space before, after
+    (0x100, 2), (0x400, 2), (0x8000, 2), (0x100000, None),  # left margin, indent, default tab size, tab stops
+    (0x10000, 2), (0xE0000, 2), (0x200000, 2),  # font alignment, wrap flags, text direction
+)
+_BULLETED_TYPES = (1, 7, 8)  # body, half body, quarter body: the default master gives them bullets
 
-def _texts(buf, start, end) -> list[tuple[int, str]]:
-    "(text type, text) of each TextHeaderAtom run in a SlideListWithText entry or a ClientTextbox."
-    out, kind = [], 4
+
+def _pf_runs(buf, a, b, n: int) -> list[tuple[int, int, bool | None]]:
+    "(characters, indent level, bullet on/off or None when inherited) of the paragraph runs covering n characters."
+    out, off, covered = [], a, 0
+    while covered < n and off + 10 <= b:
+        count, level, masks = struct.unpack_from("<IHI", buf, off)
+        off, bullet = off + 10, None
+        if masks & 0xF:  # the bullet flags word is there when any of its four bits is masked in
+            if off + 2 > b:
+                break
+            if masks & 1:
+                bullet = bool(struct.unpack_from("<H", buf, off)[0] & 1)
+            off += 2
+        for bit, size in _PF_FIELDS:
+            if masks & bit:
+                if size is None:
+                    size = 2 + 4 * struct.unpack_from("<H", buf, off)[0] if off + 2 <= b else b - off + 1
+                off += size
+        if off > b:
+            break
+        out.append((count, min(level, 4), bullet))  # five levels in the format; more is a damaged run
+        covered += count
+    return out
+
+
+def _paragraphs(text: str, runs) -> list[tuple[int, bool | None, str]]:
+    "(indent level, bullet, text) of each CR-ended paragraph of a text atom, by the runs covering it."
+    ends, at = [], 0
+    for count, level, bullet in runs:
+        at += count
+        ends.append((at, level, bullet))
+    out, start, k = [], 0, 0
+    for raw in text.split("\r"):
+        while k < len(ends) and ends[k][0] <= start:
+            k += 1
+        level, bullet = ends[k][1:] if k < len(ends) else (0, None)
+        out.append((level, bullet, _clean(raw)))
+        start += len(raw) + 1
+    return out
+
+
+def _text_markdown(paras, kind: int) -> str:
+    "Paragraphs as Markdown: bulleted ones as a list nested by indent level, the others as lines."
+    groups = []  # [is a list, lines]
+    depth = -1
+    for level, bullet, text in paras:
+        if not text:
+            continue
+        bullet = kind in _BULLETED_TYPES if bullet is None else bullet
+        if bullet:
+            depth = min(level, depth + 1)  # a list never skips a level, or the deeper line turns into code
+            first, *more = text.split("\n")
+            lines = ["  " * depth + "- " + first] + ["  " * (depth + 1) + l for l in more]
+        else:
+            depth, lines = -1, text.split("\n")
+        if groups and groups[-1][0] == bullet:
+            groups[-1][1] += lines
+        else:
+            groups.append([bullet, lines])
+    return "\n\n".join("\n".join(lines) for _, lines in groups)
+
+# %% ../nbs/02f_office.ipynb #c517c8ad
+_CLIENT_DATA, _EX_OBJ_REF = 0xF011, 0x0BC1  # a shape's client data; the embedded object it shows
+
+
+def _texts(buf, start, end) -> list[tuple[int, str, str]]:
+    "(text type, Markdown, plain text) of each text of a SlideListWithText entry or a ClientTextbox."
+    found, kind, last = [], 4, None
     for typ, _, _, a, b in _records(buf, start, end):
         if typ == _TEXT_HEADER and b - a >= 4:
             kind = struct.unpack_from("<I", buf, a)[0]
         elif (t := _atom_text(buf, typ, a, b)) is not None:
-            out.append((kind, t))
+            found.append([kind, t, []])
+        elif typ == _STYLE_TEXT and last in (_TEXT_CHARS, _TEXT_BYTES):  # the style of the text just read
+            found[-1][2] = _pf_runs(buf, a, b, len(found[-1][1]) + 1)
+        last = typ
+    out = []
+    for kind, text, runs in found:
+        paras = _paragraphs(text, runs)
+        out.append((kind, _text_markdown(paras, kind), "\n".join(t for _, _, t in paras if t)))
     return out
 
 
@@ -456,12 +680,16 @@ def _is_table(buf, a, b) -> bool:
 class _Drawing:
     "The text of one slide's (or notes page's) OfficeArt drawing, in drawing order, tables as tables."
 
-    def __init__(self, buf, listed):
-        self.buf, self.listed, self.used = buf, listed, set()
+    def __init__(self, buf, listed, label=lambda obj_id: None):
+        self.buf, self.listed, self.used, self.label = buf, listed, set(), label
 
-    def shape_texts(self, a, b) -> list[tuple[int, str]]:
+    def shape_texts(self, a, b) -> list[tuple[int, str, str]]:
+        "(text type, Markdown, plain text) of one shape: its placeholder or own text, and an embedded file's name."
         out = []
         for typ, _, _, ta, tb in _records(self.buf, a, b):
+            if typ == _CLIENT_DATA and (ref := _find(self.buf, ta, tb, _EX_OBJ_REF)) and ref[4] - ref[3] >= 4:
+                if name := self.label(struct.unpack_from("<I", self.buf, ref[3])[0]):
+                    out.append((4, f"{name} (embedded file)", name))
             if typ != _TEXTBOX:
                 continue
             for t2, _, _, ra, rb in _records(self.buf, ta, tb):
@@ -473,14 +701,15 @@ class _Drawing:
             out += _texts(self.buf, ta, tb)
         return out
 
-    def blocks(self, a, b, depth=0) -> list[tuple[int, str]]:
+    def blocks(self, a, b, depth=0) -> list[tuple[int, str, str]]:
         out = []
         if depth > MAX_DEPTH:
             raise RecursionError("shapes nested deeper than any real slide")
         for typ, _, container, ca, cb in _records(self.buf, a, b):
             if typ == _SP_GROUP:
                 if _is_table(self.buf, ca, cb):
-                    out.append((-1, self.table(ca, cb)))
+                    table = self.table(ca, cb)
+                    out.append((-1, table, table))
                 else:
                     out += self.blocks(ca, cb, depth + 1)
             elif typ == _SP:
@@ -496,8 +725,8 @@ class _Drawing:
             if typ != _SP:
                 continue
             anchor = _find(self.buf, ca, cb, _CHILD_ANCHOR)
-            text = "\n".join(t for _, t in self.shape_texts(ca, cb))
-            if anchor and anchor[4] - anchor[3] >= 16 and text is not None:
+            text = "\n".join(plain for _, _, plain in self.shape_texts(ca, cb))
+            if anchor and anchor[4] - anchor[3] >= 16:
                 left, top, right, bottom = struct.unpack_from("<4i", self.buf, anchor[3])
                 if right > left and bottom > top:  # a border line is a zero-height or zero-width shape
                     cells.append((top, left, text))
@@ -510,7 +739,7 @@ class _Drawing:
             grid[row[top]][col[left]] = cell_text(" ".join(text.split()))
         return markdown_table(grid)
 
-
+# %% ../nbs/02f_office.ipynb #0aea5a05
 def _persist_offsets(ole, buf) -> dict[int, int]:
     "Persist id → stream offset of its record, from the newest user edit back to the first (newest wins)."
     try:
@@ -547,9 +776,62 @@ def _container_at(buf, off, typ):
             return off + 8, off + 8 + n
     return None
 
+# %% ../nbs/02f_office.ipynb #b8f325fc
+_EX_OBJ_LIST, _EX_OLE_EMBED, _EX_OLE_ATOM, _EX_OLE_STG = 0x0409, 0x0FCC, 0x0FC3, 0x1011
+MAX_OBJECT = 64_000_000  # bytes of one embedded object unpacked; a larger one is not opened for its name
 
+
+def _embedded_objects(buf, doc, persist) -> dict[int, int]:
+    "Object id → stream offset of its storage record, for each OLE object embedded in the presentation."
+    found = _find(buf, doc[3], doc[4], _EX_OBJ_LIST)
+    out = {}
+    for typ, _, _, a, b in _records(buf, found[3], found[4]) if found else ():
+        if typ == _EX_OLE_EMBED and (atom := _find(buf, a, b, _EX_OLE_ATOM)) and atom[4] - atom[3] >= 20:
+            obj_id, _, ref = struct.unpack_from("<III", buf, atom[3] + 8)  # exObjId, subType, persistIdRef
+            if ref in persist:
+                out[obj_id] = persist[ref]
+    return out
+
+
+def _object_storage(buf, off) -> bytes | None:
+    "The OLE storage an ExOleObjStg record holds, inflated when compressed (instance 1: its size, then zlib)."
+    if not 0 <= off <= len(buf) - 8:
+        return None
+    vi, typ, n = struct.unpack_from("<HHI", buf, off)
+    a, b = off + 8, off + 8 + n
+    if typ != _EX_OLE_STG or b > len(buf):
+        return None
+    if vi >> 4 != 1:
+        return buf[a:b]
+    z = zlib.decompressobj()
+    try:
+        data = z.decompress(buf[a + 4 : b], MAX_OBJECT)
+    except zlib.error:
+        return None
+    return None if z.unconsumed_tail else data
+
+
+def package_label(storage: bytes, codepage: int | None = None) -> str | None:
+    "The name an embedded file (an OLE Package) shows under its icon, from its `\\x01Ole10Native` stream."
+    import olefile
+
+    try:
+        with olefile.OleFileIO(storage) as ole:
+            if not ole.exists("\x01Ole10Native"):
+                return None  # an embedded chart or sheet: its picture is drawn, it has no label of its own
+            native = ole.openstream("\x01Ole10Native").read(4096)
+    except Exception:  # a damaged object: the slide's text is still read
+        return None
+    label = native[6:].split(b"\x00", 1)[0]  # after the size and a flags word, the label in the ANSI code page
+    try:
+        text = label.decode(f"cp{codepage & 0xFFFF}" if codepage else "cp1252")
+    except (LookupError, UnicodeDecodeError):
+        text = label.decode("cp1252", "replace")
+    return " ".join(text.split()) or None
+
+# %% ../nbs/02f_office.ipynb #44c97216
 def ppt_to_markdown(path: Path) -> str:
-    "Slides of a PowerPoint 97-2003 file: a marker and `# title` per slide, its text boxes, tables, then its notes."
+    "Slides of a PowerPoint 97-2003 file: a marker and `# title` per slide, its text boxes, lists, tables, notes."
     import olefile
 
     try:
@@ -562,6 +844,7 @@ def ppt_to_markdown(path: Path) -> str:
                 )
             buf = ole.openstream("PowerPoint Document").read()
             persist = _persist_offsets(ole, buf)
+            codepage = _summary_codepage(ole)
     except MiniragError:
         raise
     except Exception as e:  # olefile raises OSError, struct.error, IndexError... on a damaged container
@@ -572,14 +855,22 @@ def ppt_to_markdown(path: Path) -> str:
     if not doc:
         raise MiniragError(f"{path}: the PowerPoint stream has no document record; the file is corrupt or truncated")
     try:
-        return _slides_markdown(buf, doc, persist)
+        return _slides_markdown(buf, doc, persist, codepage)
     except (struct.error, RecursionError, ValueError, IndexError) as e:
         raise MiniragError(
             f"{path}: not a readable .ppt file (corrupt records: {type(e).__name__}: {str(e)[:120]})"
         ) from None
 
 
-def _slides_markdown(buf: bytes, doc, persist: dict[int, int]) -> str:
+def _summary_codepage(ole) -> int | None:
+    "The code page of the summary information (the ANSI one of the machine that saved the file), if readable."
+    try:
+        return ole.get_metadata().codepage
+    except Exception:
+        return None
+
+
+def _slides_markdown(buf: bytes, doc, persist: dict[int, int], codepage: int | None = None) -> str:
     lists = {}  # SlideListWithText instance (0 slides, 2 notes) → [(persist id, slide id, [(type, text)])]
     for typ, inst, _, a, b in _records(buf, doc[3], doc[4]):
         if typ == _SLIDE_LIST:
@@ -605,21 +896,29 @@ def _slides_markdown(buf: bytes, doc, persist: dict[int, int]) -> str:
         body = _container_at(buf, persist.get(ref, -1), _NOTES)
         if body and (atom := _find(buf, body[0], body[1], _NOTES_ATOM)) and atom[4] - atom[3] >= 4:
             notes[struct.unpack_from("<I", buf, atom[3])[0]] = (body, _texts(buf, ra, rb))
+    objects, names = _embedded_objects(buf, doc, persist), {}
+
+    def label(obj_id):  # each embedded file is opened once, and only when a slide shows it
+        if obj_id not in names:
+            storage = _object_storage(buf, objects.get(obj_id, -1))
+            names[obj_id] = package_label(storage, codepage) if storage else None
+        return names[obj_id]
+
     out = []
     for n, (sid, body, texts) in enumerate(slides, 1):
-        d = _Drawing(buf, texts)
+        d = _Drawing(buf, texts, label)
         blocks = d.blocks(*body) if body else []
         blocks += [t for i, t in enumerate(texts) if i not in d.used]
         parts = [f"<!-- Slide number: {n} -->"]
-        at = next((i for i, (kind, t) in enumerate(blocks) if kind in _TITLE_TYPES and t), None)
+        at = next((i for i, (kind, _, plain) in enumerate(blocks) if kind in _TITLE_TYPES and plain), None)
         if at is not None:
-            parts.append("# " + " ".join(blocks[at][1].split()))
-        parts += [t for i, (_, t) in enumerate(blocks) if t and i != at]
+            parts.append("# " + " ".join(blocks[at][2].split()))
+        parts += [md for i, (_, md, _) in enumerate(blocks) if md and i != at]
         if sid in notes:
             nbody, ntexts = notes[sid]
             nd = _Drawing(buf, ntexts)
             nb = nd.blocks(*nbody) + [t for i, t in enumerate(ntexts) if i not in nd.used]
-            if nt := [t for kind, t in nb if kind == 2 and t]:
+            if nt := [md for kind, md, _ in nb if kind == 2 and md]:
                 parts += ["### Notes:", *nt]
         out.append("\n\n".join(parts))
     return "\n\n".join(out)

@@ -24,9 +24,9 @@ TOOLS = {
     "tesseract": "tesseract-ocr tesseract-ocr-rus tesseract-ocr-eng",
     "pdftotext": "poppler-utils",
     "pandoc": "pandoc",
-    # legacy binary Word (.doc) and PowerPoint (.ppt): minirag.office runs them when present
+    # legacy binary Word (.doc): minirag.office runs antiword when present, catdoc for the files antiword refuses
     "antiword": "antiword",
-    "catppt": "catdoc",
+    "catdoc": "catdoc",
     # tests/test_docs.py opens the rendered docs in it (selenium + chromedriver)
     "chromium": "chromium chromium-driver",
     # tests/test_lake*.py start a real server in a temporary folder (tests/pg.py), as an unprivileged user; locales:

@@ -1,7 +1,7 @@
 """Office documents through the installed CLI: real OpenDocument, legacy Excel/Word files, RTF in cp1251, saved mail,
 WebVTT captions, and hostile ones (password ODF, zip bomb, truncated, empty, files in another format's clothes, a mail
 of 100 nested mails and a bomb attached). One `sync` indexes them all; each file is read or failed with a reason."""
-import gzip, json, os, shutil, subprocess, sys, zipfile
+import gzip, json, os, shutil, struct, subprocess, sys, zipfile
 from email.message import EmailMessage
 from pathlib import Path
 import pytest
@@ -54,6 +54,24 @@ def mail(subject: str, body: str, attachments=()) -> EmailMessage:
     return m
 
 
+def word6(dest: Path, text: bytes, lid: int = 0x0419, clx_at: int = 0) -> Path:
+    "A Word 6 document written per the format (FIB, then 8-bit text) into a real Word 97 file's OLE container."
+    import olefile
+
+    stream = bytearray(4096)  # the size of test-ole-file.doc's WordDocument stream, rewritten in place
+    struct.pack_into("<4H", stream, 0, 0xA5DC, 0x65, 0x6027, lid)  # wIdent, nFib 101 (Word 6), nProduct, language
+    struct.pack_into("<II", stream, 0x18, 0x400, 0x400 + len(text))  # fcMin, fcMac
+    struct.pack_into("<I", stream, 0x34, len(text))  # ccpText
+    stream[0x400:0x400 + len(text)] = text
+    if clx_at:  # fast-saved, its piece table where the FIB says (past the stream's end: a damaged file)
+        struct.pack_into("<H", stream, 0x0A, 0x4)
+        struct.pack_into("<II", stream, 0x160, clx_at, 21)
+    shutil.copy(DATA / "test-ole-file.doc", dest)
+    with olefile.OleFileIO(str(dest), write_mode=True) as ole:
+        ole.write_stream("WordDocument", bytes(stream))
+    return dest
+
+
 def cli(*args, env, cwd):
     return subprocess.run([CLI, *args], capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
 
@@ -88,6 +106,8 @@ def office(tmp_path_factory, model_dir):
     (root / "fake.ppt").write_bytes(b"\x00\x01garbage" * 50)
     (root / "cut.ppt").write_bytes((DATA / "dedoc_example.ppt").read_bytes()[:20_000])  # an OLE file cut short
     (root / "call.vtt").write_text(VTT)
+    word6(root / "order95.doc", "Приказ об отпуске\rОтдел кадров уходит в отпуск в мае.\r".encode("cp1251"))
+    word6(root / "cut95.doc", b"Plan\r", clx_at=5000)
     (root / "invoice.eml").write_bytes(bytes(mail("Счёт за аренду склада", "The lease invoice is attached.\n",
                                                    [("lease.ods", (DATA / "pythagoras.ods").read_bytes()),
                                                     ("logo.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 100)])))
@@ -124,7 +144,8 @@ def test_hostile_office_files_fail_with_a_reason_naming_file_and_cause(office):
     assert "empty (0 bytes)" in why["empty.odp"]
     assert "not a .ppt file" in why["fake.ppt"]
     assert "not a readable .ppt file (corrupt or truncated" in why["cut.ppt"]
-    assert res["failed"] == 7, res
+    assert "not a readable Word 6/95 file (the piece table of a fast-saved file lies outside" in why["cut95.doc"]
+    assert res["failed"] == 8, res
 
 
 def test_real_opendocument_and_legacy_excel_keep_their_structure(office):
@@ -269,10 +290,29 @@ def test_real_powerpoint_97_file_keeps_every_slide_its_subtitle_and_its_table(of
 def test_powerpoint_97_file_written_by_libreoffice_keeps_its_bullets_table_and_notes(office):
     text = read(office, "libreoffice_dredging.ppt")["text"]  # catppt reads no word of this file
     assert text.startswith("<!-- Slide number: 1 -->\n\n# Harbour dredging plan\n\nPort authority, spring 2026\n\n")
-    assert "# Schedule\n\nSurvey the channel in March\nDredge berths four to six" in text
+    assert "# Schedule\n\n- Survey the channel in March\n  - Dredge berths four to six" in text  # body: bullets
     assert "### Notes:\n\nMention the tide tables to the board" in text  # the notes page of slide 2
     assert "# Costs\n\n| Item | Euro |\n| --- | --- |\n| Survey | 12000 |\n| Dredging | 480000 |" in text
     assert text.endswith("Figures exclude VAT") and text.count("<!-- Slide number:") == 3
+
+
+def test_powerpoint_97_lists_nest_by_level_and_embedded_files_show_their_name(office):
+    text = read(office, "libreoffice_ol.ppt")["text"]  # odfpy's ol.odp saved as .ppt by LibreOffice
+    assert "- Eins\n- Tsvey\n  - Dray\n  - Fir\n- Finf" in text
+    assert "    - Nayn\n    - Tsen\n      - Elf\n      - Tsvelf\n        - Draytsn\n        - fertsn" in text
+    embedded = read(office, "oletools_embedded.ppt")["text"]
+    assert embedded.endswith("- It is a simple harmless ASCII text file\n\nsimple-text-file.txt (embedded file)")
+
+
+def test_word_95_file_in_cp1251_comes_out_cyrillic_without_any_tool(office, monkeypatch):
+    from minirag.config import load_config
+    from minirag.convert import convert_file
+
+    assert read(office, "order95.doc")["text"] == "Приказ об отпуске\n\nОтдел кадров уходит в отпуск в мае."
+    root = office[0]
+    monkeypatch.setenv("PATH", str(root / "no-tools"))  # neither antiword nor catdoc can be found
+    md = convert_file(root / "order95.doc", load_config({"BASE_DIR": str(root)})).markdown
+    assert md == "Приказ об отпуске\n\nОтдел кадров уходит в отпуск в мае."
 
 
 def test_a_doc_that_is_really_opendocument_reads_as_odt(office):
