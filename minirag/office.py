@@ -195,14 +195,21 @@ class _OdfText:
         return out
 
     def list(self, el, depth) -> str:
+        "Items as `- ` lines, nested ones indented; a list header (an item without a bullet) as plain lines."
         lines = []
-        for item in el.findall(_q("text:list-item")):
-            first = True
+        for item in el:
+            if item.tag not in (_q("text:list-item"), _q("text:list-header")):
+                continue
+            bulleted, first = item.tag == _q("text:list-item"), True
             for b in self.blocks(item, depth + 1):
                 b = b.lstrip("#").strip() if b.startswith("#") else b
                 for i, l in enumerate(b.splitlines()):
-                    lead = "- " if first and i == 0 and not l.startswith("  ") and not l.startswith("- ") else "  "
-                    lines.append(lead + l if lead == "- " else "  " + l)
+                    if not bulleted:
+                        lines.append(l)
+                    elif first and i == 0 and not l.startswith("  ") and not l.startswith("- "):
+                        lines.append("- " + l)
+                    else:
+                        lines.append("  " + l)
                 first = False
         return "\n".join(lines)
 
