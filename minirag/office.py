@@ -126,12 +126,25 @@ def _outline_levels(roots) -> dict:
 
     return {n: lv for n in parent if (lv := resolve(n))}
 
+
+def _list_numbering(roots) -> dict:
+    "(list style, level) → first number, for each level a list style numbers (the others have bullets)."
+    out = {}
+    for root in roots:
+        for st in root.iter(_q("text:list-style")) if root is not None else ():
+            for lv in st.findall(_q("text:list-level-style-number")):
+                level, start = lv.get(_q("text:level"), "1"), lv.get(_q("text:start-value"), "1")
+                if level.isdigit():
+                    out[(st.get(_q("style:name")), int(level))] = int(start) if start.isdigit() else 1
+    return out
+
+
 # %% ../nbs/02f_office.ipynb #e3e18a1f
 class _OdfText:
     "Markdown of ODF body elements: headings, paragraphs, lists, tables, frames."
 
-    def __init__(self, levels):
-        self.levels = levels
+    def __init__(self, levels, numbering=None):
+        self.levels, self.numbering, self.styles = levels, numbering or {}, []  # styles: of the lists we are inside
 
     def inline(self, el) -> str:
         out = [el.text or ""]
@@ -195,23 +208,38 @@ class _OdfText:
         return out
 
     def list(self, el, depth) -> str:
-        "Items as `- ` lines, nested ones indented; a list header (an item without a bullet) as plain lines."
+        "Items as `- ` lines (`1.` when the list style numbers the level), nested ones under their item's text."
+        style = el.get(_q("text:style-name")) or (self.styles[-1] if self.styles else None)  # a nested list inherits
+        number = self.numbering.get((style, len(self.styles) + 1))  # the first number, or None for bullets
+        self.styles.append(style)
         lines = []
-        for item in el:
-            if item.tag not in (_q("text:list-item"), _q("text:list-header")):
-                continue
-            bulleted, first = item.tag == _q("text:list-item"), True
-            for b in self.blocks(item, depth + 1):
-                b = b.lstrip("#").strip() if b.startswith("#") else b
-                for i, l in enumerate(b.splitlines()):
-                    if not bulleted:
-                        lines.append(l)
-                    elif first and i == 0 and not l.startswith("  ") and not l.startswith("- "):
-                        lines.append("- " + l)
-                    else:
-                        lines.append("  " + l)
-                first = False
+        try:
+            for item in el:
+                if item.tag not in (_q("text:list-item"), _q("text:list-header")):
+                    continue
+                start = item.get(_q("text:start-value"))
+                if number is not None and start and start.isdigit():
+                    number = int(start)
+                marker = "- " if number is None else f"{number}. "
+                lines += self.item(item, depth, marker if item.tag == _q("text:list-item") else "")
+                if number is not None and item.tag == _q("text:list-item"):
+                    number += 1
+        finally:
+            self.styles.pop()
         return "\n".join(lines)
+
+    def item(self, item, depth, marker: str) -> list[str]:
+        "The lines of one list item: the marker before its first line, the rest under its text (a header: no marker)."
+        lines, first = [], True
+        for b in self.blocks(item, depth + 1):
+            b = b.lstrip("#").strip() if b.startswith("#") else b
+            for i, l in enumerate(b.splitlines()):
+                if first and i == 0 and marker and not l.startswith("  ") and not re.match(r"- |\d+\. ", l):
+                    lines.append(marker + l)
+                else:
+                    lines.append(" " * len(marker) + l)
+            first = False
+        return lines
 
     def table(self, el) -> str:
         rows = []
@@ -238,7 +266,7 @@ def odt_to_markdown(path: Path) -> tuple[str, str | None]:
         if content is None:
             raise MiniragError(f"{path}: no content.xml; not an OpenDocument text")
         body = content.find(f"{_q('office:body')}/{_q('office:text')}")
-        conv = _OdfText(_outline_levels([styles, content]))
+        conv = _OdfText(_outline_levels([styles, content]), _list_numbering([styles, content]))
         return "\n\n".join(conv.blocks(body if body is not None else content)), odf_title(z, path)
 
 
@@ -248,7 +276,8 @@ def odp_to_markdown(path: Path) -> tuple[str, str | None]:
         content = _xml(z, "content.xml", path)
         if content is None:
             raise MiniragError(f"{path}: no content.xml; not an OpenDocument presentation")
-        conv = _OdfText(_outline_levels([_xml(z, "styles.xml", path), content]))
+        styles = _xml(z, "styles.xml", path)
+        conv = _OdfText(_outline_levels([styles, content]), _list_numbering([styles, content]))
         out = []
         for n, page in enumerate(content.iter(_q("draw:page")), 1):
             parts = [f"<!-- Slide number: {n} -->"]
@@ -585,11 +614,14 @@ _PF_FIELDS = (
     (0x100, 2), (0x400, 2), (0x8000, 2), (0x100000, None),  # left margin, indent, default tab size, tab stops
     (0x10000, 2), (0xE0000, 2), (0x200000, 2),  # font alignment, wrap flags, text direction
 )
+# TextCFException fields after the style word, in stored order: fonts, size, colour, position, extensions
+_CF_FIELDS = ((0x10000, 2), (0x200000, 2), (0x400000, 2), (0x800000, 2), (0x20000, 2), (0x40000, 4), (0x80000, 2))
+_CF_FIELDS += ((0x100000, 4), (0x1000000, 2), (0x2000000, 2), (0x4000000, 4))
 _BULLETED_TYPES = (1, 7, 8)  # body, half body, quarter body: the default master gives them bullets
 
 
-def _pf_runs(buf, a, b, n: int) -> list[tuple[int, int, bool | None]]:
-    "(characters, indent level, bullet on/off or None when inherited) of the paragraph runs covering n characters."
+def _pf_runs(buf, a, b, n: int) -> tuple[list[tuple[int, int, bool | None]], int]:
+    "(characters, indent level, bullet on/off or None when inherited) of the paragraph runs covering n characters; end."
     out, off, covered = [], a, 0
     while covered < n and off + 10 <= b:
         count, level, masks = struct.unpack_from("<IHI", buf, off)
@@ -609,39 +641,97 @@ def _pf_runs(buf, a, b, n: int) -> list[tuple[int, int, bool | None]]:
             break
         out.append((count, min(level, 4), bullet))  # five levels in the format; more is a damaged run
         covered += count
+    return out, off
+
+
+def _cf_numbering(buf, a, b, n: int) -> list[tuple[int, int | None]]:
+    "(characters, index of the run's numbering properties or None) of the character runs covering n characters."
+    out, off, covered = [], a, 0
+    while covered < n and off + 8 <= b:
+        count, masks = struct.unpack_from("<II", buf, off)
+        off, index = off + 8, 0  # a run that names none has the first
+        if masks & 0x3EB7:  # the style word (bold, italic... and the 4-bit index) is there
+            if off + 2 > b:
+                break
+            if masks & 0x3C00:
+                index = struct.unpack_from("<H", buf, off)[0] >> 10 & 0xF
+            off += 2
+        off += sum(size for bit, size in _CF_FIELDS if masks & bit)
+        if off > b:
+            break
+        out.append((count, index))
+        covered += count
     return out
 
 
-def _paragraphs(text: str, runs) -> list[tuple[int, bool | None, str]]:
-    "(indent level, bullet, text) of each CR-ended paragraph of a text atom, by the runs covering it."
-    ends, at = [], 0
-    for count, level, bullet in runs:
-        at += count
-        ends.append((at, level, bullet))
-    out, start, k = [], 0, 0
+def _numbering(buf, a, b) -> list[tuple[bool, int] | None]:
+    "(numbered or not, first number) of each entry of a StyleTextProp9Atom (PowerPoint 2000's list properties)."
+    out, off = [], a
+    while off + 12 <= b:
+        masks = struct.unpack_from("<I", buf, off)[0]
+        off, numbered, start = off + 4, None, 1
+        if masks & 0x800000:  # a picture bullet
+            off += 2
+        if masks & 0x2000000:
+            numbered = bool(struct.unpack_from("<H", buf, off)[0]) if off + 2 <= b else None
+            off += 2
+        if masks & 0x1000000:  # the scheme (1., a), I....) and its first number
+            start = struct.unpack_from("<h", buf, off + 2)[0] if off + 4 <= b else 1
+            off += 4
+        out.append(None if numbered is None else (numbered, start))
+        cf9, si = struct.unpack_from("<II", buf, off) if off + 8 <= b else (1, 1)
+        if cf9 or si:  # character or spelling extensions, which this reader does not lay out: the rest is unknown
+            break
+        off += 8
+    return out
+
+# %% ../nbs/02f_office.ipynb #89fbb50e
+def _paragraphs(text: str, runs, chars=(), numbering=()) -> list[tuple[int, bool | None, str, int | None]]:
+    "(indent level, bullet, text, first number when numbered) of each CR-ended paragraph of a text atom."
+
+    def ends(rs):
+        at, out = 0, []
+        for count, *props in rs:
+            at += count
+            out.append((at, *props))
+        return out
+
+    pf, cf = ends(runs), ends(chars)
+    out, start, k, j = [], 0, 0, 0
     for raw in text.split("\r"):
-        while k < len(ends) and ends[k][0] <= start:
+        while k < len(pf) and pf[k][0] <= start:
             k += 1
-        level, bullet = ends[k][1:] if k < len(ends) else (0, None)
-        out.append((level, bullet, _clean(raw)))
+        while j < len(cf) and cf[j][0] <= start:
+            j += 1
+        level, bullet = pf[k][1:] if k < len(pf) else (0, None)
+        index = cf[j][1] if j < len(cf) else None
+        number = numbering[index] if index is not None and index < len(numbering) else None
+        if number is not None:  # PowerPoint 2000's properties decide both bullet and number
+            bullet = number[0]
+        out.append((level, bullet, _clean(raw), number[1] if number and number[0] else None))
         start += len(raw) + 1
     return out
 
 
 def _text_markdown(paras, kind: int) -> str:
-    "Paragraphs as Markdown: bulleted ones as a list nested by indent level, the others as lines."
-    groups = []  # [is a list, lines]
-    depth = -1
-    for level, bullet, text in paras:
+    "Paragraphs as Markdown: bulleted ones as a list nested by indent level (numbered ones as `1.`), others as lines."
+    groups, stack = [], []  # [is a list, lines]; per open level: (content column, next number)
+    for level, bullet, text, start in paras:
         if not text:
             continue
         bullet = kind in _BULLETED_TYPES if bullet is None else bullet
         if bullet:
-            depth = min(level, depth + 1)  # a list never skips a level, or the deeper line turns into code
+            depth = min(level, len(stack))  # a list never skips a level, or the deeper line turns into code
+            same = depth < len(stack) and (start is None) == (stack[depth][1] is None)
+            number = stack[depth][1] if same else start  # a numbered list counts on from its last item
+            indent = stack[depth - 1][0] if depth else 0  # under the text of the item one level up
+            marker = "- " if number is None else f"{number}. "
+            del stack[depth:]
+            stack.append((indent + len(marker), None if number is None else number + 1))
             first, *more = text.split("\n")
-            lines = ["  " * depth + "- " + first] + ["  " * (depth + 1) + l for l in more]
+            lines = [" " * indent + marker + first] + [" " * (indent + len(marker)) + l for l in more]
         else:
-            depth, lines = -1, text.split("\n")
+            stack, lines = [], text.split("\n")
         if groups and groups[-1][0] == bullet:
             groups[-1][1] += lines
         else:
@@ -650,24 +740,41 @@ def _text_markdown(paras, kind: int) -> str:
 
 # %% ../nbs/02f_office.ipynb #c517c8ad
 _CLIENT_DATA, _EX_OBJ_REF = 0xF011, 0x0BC1  # a shape's client data; the embedded object it shows
+_PROG_TAGS, _PROG_BINARY_TAG, _TAG_BLOB, _STYLE_TEXT9 = 0x1388, 0x138A, 0x138B, 0x0FAC  # PowerPoint 2000's extensions
 
 
-def _texts(buf, start, end) -> list[tuple[int, str, str]]:
+def _texts(buf, start, end, numbering=()) -> list[tuple[int, str, str]]:
     "(text type, Markdown, plain text) of each text of a SlideListWithText entry or a ClientTextbox."
     found, kind, last = [], 4, None
     for typ, _, _, a, b in _records(buf, start, end):
         if typ == _TEXT_HEADER and b - a >= 4:
             kind = struct.unpack_from("<I", buf, a)[0]
         elif (t := _atom_text(buf, typ, a, b)) is not None:
-            found.append([kind, t, []])
+            found.append([kind, t, [], []])
         elif typ == _STYLE_TEXT and last in (_TEXT_CHARS, _TEXT_BYTES):  # the style of the text just read
-            found[-1][2] = _pf_runs(buf, a, b, len(found[-1][1]) + 1)
+            n = len(found[-1][1]) + 1
+            found[-1][2], off = _pf_runs(buf, a, b, n)
+            found[-1][3] = _cf_numbering(buf, off, b, n) if numbering else []
         last = typ
     out = []
-    for kind, text, runs in found:
-        paras = _paragraphs(text, runs)
-        out.append((kind, _text_markdown(paras, kind), "\n".join(t for _, _, t in paras if t)))
+    for kind, text, runs, chars in found:
+        paras = _paragraphs(text, runs, chars, numbering)
+        out.append((kind, _text_markdown(paras, kind), "\n".join(p[2] for p in paras if p[2])))
     return out
+
+
+def _shape_numbering(buf, a, b) -> list:
+    "The list properties PowerPoint 2000 and later keep in a shape's client data, in a `___PPT9` binary tag."
+    for typ, _, _, ca, cb in _records(buf, a, b):
+        if typ != _CLIENT_DATA:
+            continue
+        for tags in (r for r in _records(buf, ca, cb) if r[0] == _PROG_TAGS):
+            for tag in (r for r in _records(buf, tags[3], tags[4]) if r[0] == _PROG_BINARY_TAG):
+                name, blob = _find(buf, tag[3], tag[4], 0x0FBA), _find(buf, tag[3], tag[4], _TAG_BLOB)
+                if name and blob and buf[name[3] : name[4]].decode("utf-16-le", "replace") == "___PPT9":
+                    if atom := _find(buf, blob[3], blob[4], _STYLE_TEXT9):
+                        return _numbering(buf, atom[3], atom[4])
+    return []
 
 
 def _is_table(buf, a, b) -> bool:
@@ -705,7 +812,7 @@ class _Drawing:
                     if 0 <= i < len(self.listed) and i not in self.used:
                         self.used.add(i)
                         out.append(self.listed[i])
-            out += _texts(self.buf, ta, tb)
+            out += _texts(self.buf, ta, tb, _shape_numbering(self.buf, a, b))
         return out
 
     def blocks(self, a, b, depth=0) -> list[tuple[int, str, str]]:

@@ -296,10 +296,11 @@ def test_powerpoint_97_file_written_by_libreoffice_keeps_its_bullets_table_and_n
     assert text.endswith("Figures exclude VAT") and text.count("<!-- Slide number:") == 3
 
 
-def test_powerpoint_97_lists_nest_by_level_and_embedded_files_show_their_name(office):
+def test_powerpoint_97_lists_nest_and_number_by_level_and_embedded_files_show_their_name(office):
     text = read(office, "libreoffice_ol.ppt")["text"]  # odfpy's ol.odp saved as .ppt by LibreOffice
-    assert "- Eins\n- Tsvey\n  - Dray\n  - Fir\n- Finf" in text
-    assert "    - Nayn\n    - Tsen\n      - Elf\n      - Tsvelf\n        - Draytsn\n        - fertsn" in text
+    assert "1. Eins\n2. Tsvey\n   1. Dray\n   2. Fir\n3. Finf" in text  # numbered, as in the .odp
+    assert "      1. Nayn\n      2. Tsen\n         1. Elf\n         2. Tsvelf\n            1. Draytsn" in text
+    assert text.split("# OL\n\n")[1] == read(office, "ol.odp")["text"].split("# OL\n\n")[1]
     embedded = read(office, "oletools_embedded.ppt")["text"]
     assert embedded.endswith("- It is a simple harmless ASCII text file\n\nsimple-text-file.txt (embedded file)")
 
