@@ -545,7 +545,7 @@ def _ansi_codepage(cp) -> bool:
 
 
 def word6_to_markdown(path: Path, lid: int) -> str:
-    "Text of a Word 6/95 .doc in its code page: the FIB's language's (Russian → cp1251), else the summary's, else cp1252."
+    "Text of a Word 6/95 .doc in the code page of its language (Russian: cp1251), else of its summary, else cp1252."
     import olefile
 
     try:
