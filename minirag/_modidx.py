@@ -556,6 +556,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'minirag.office._check_size': ('office.html#_check_size', 'minirag/office.py'),
                                 'minirag.office._clean': ('office.html#_clean', 'minirag/office.py'),
                                 'minirag.office._container_at': ('office.html#_container_at', 'minirag/office.py'),
+                                'minirag.office._drop_pictures': ('office.html#_drop_pictures', 'minirag/office.py'),
                                 'minirag.office._embedded_objects': ('office.html#_embedded_objects', 'minirag/office.py'),
                                 'minirag.office._find': ('office.html#_find', 'minirag/office.py'),
                                 'minirag.office._is_table': ('office.html#_is_table', 'minirag/office.py'),

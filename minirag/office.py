@@ -354,19 +354,45 @@ def ods_tables(path: Path) -> str:
         return "\n\n".join(out)
 
 # %% ../nbs/02f_office.ipynb #db410f94
+_RTF_TOKEN = re.compile(r"\\bin(\d{1,10}) ?|\\pict(?![a-zA-Z])|\\[\\{}]|[{}]")  # \binN, \pict, escapes, braces
+
+
+def _drop_pictures(raw: str) -> str:
+    "RTF with the inside of each `\\pict` group cut out (hex or `\\binN` bytes), so its braces stay balanced."
+    kept, prev, start, depth, pos = [], 0, None, 0, 0
+    while m := _RTF_TOKEN.search(raw, pos):
+        pos = m.end()
+        if m.group(1):  # N raw bytes follow, braces and backslashes included
+            pos += int(m.group(1))
+        elif m.group().startswith("\\pict"):
+            if start is None:
+                start, depth = m.start(), 0
+        elif start is not None and m.group() == "{":
+            depth += 1
+        elif start is not None and m.group() == "}":
+            if depth:
+                depth -= 1
+            else:  # the group holding the picture closes: keep its brace
+                kept.append(raw[prev:start])
+                prev, start = m.start(), None
+    kept.append(raw[prev:] if start is None else raw[prev:start])
+    return "".join(kept)
+
+
 def rtf_to_markdown(path: Path, data: bytes | None = None) -> str:
     "Text of an RTF file in its declared code page (`\\ansicpg1251` stays Cyrillic), paragraphs as blank-line blocks."
     from striprtf.striprtf import rtf_to_text
 
-    raw = (data if data is not None else path.read_bytes()).decode(
-        "latin-1"
-    )  # RTF is 7-bit; \'xx escapes carry the bytes
+    raw = (data if data is not None else path.read_bytes()).decode("latin-1")  # 7-bit; \'xx escapes carry the bytes
     m = re.search(r"\\ansicpg(\d+)", raw[:4000])
     enc = f"cp{m.group(1)}" if m else "cp1252"
     try:
         "".encode(enc)
     except LookupError:
         enc = "cp1252"
+    # striprtf cuts a picture at its first closing brace, and does so at a `\\pict` in the text too ("\\\\pict"): the
+    # braces it drops end the document early. Pictures go first, and a literal backslash is passed as its byte, \'5c.
+    raw = _drop_pictures(raw).replace("\\\\", "\\'5c")
     try:
         text = rtf_to_text(raw, encoding=enc, errors="replace")
     except (RecursionError, ValueError, IndexError) as e:
