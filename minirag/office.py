@@ -354,7 +354,8 @@ def ods_tables(path: Path) -> str:
         return "\n\n".join(out)
 
 # %% ../nbs/02f_office.ipynb #db410f94
-_RTF_TOKEN = re.compile(r"\\bin(\d{1,10}) ?|\\pict(?![a-zA-Z])|\\[\\{}]|[{}]")  # \binN, \pict, escapes, braces
+# the tokens a picture's extent depends on: \binN (N raw bytes follow), \pict, escaped characters, braces
+_RTF_TOKEN = re.compile(r"\\bin(\d{1,10}) ?|\\pict(?![a-zA-Z])|\\[\\{}]|[{}]")
 
 
 def _drop_pictures(raw: str) -> str:
@@ -420,6 +421,8 @@ def legacy_to_markdown(path: Path, ext: str) -> str:
     if ext != ".doc":
         return ppt_to_markdown(path)  # catppt lost the subtitle and the table slide of dedoc's example
     version = word_version(path)
+    if version and version[2]:
+        raise MiniragError(f"{path}: the .doc file is password-protected; save an unprotected copy to index it")
     if version and version[0] < 0x65:
         raise MiniragError(
             f"{path}: a Word for Windows 2.0 (or older) file, which is not read; save it as .docx in a newer Word"
@@ -471,21 +474,21 @@ def lid_codepage(lid: int) -> int | None:
     return _LANG_CODEPAGES.get(lid) or _LANG_CODEPAGES.get(lid & 0x3FF)
 
 
-def word_version(path: Path) -> tuple[int, int] | None:
-    "(nFib, language id) from a .doc's File Information Block, or None when it has no WordDocument stream."
+def word_version(path: Path) -> tuple[int, int, bool] | None:
+    "(nFib, language id, encrypted) from a .doc's File Information Block, or None when it has no WordDocument stream."
     import olefile
 
     try:
         with olefile.OleFileIO(str(path)) as ole:
             if not ole.exists("WordDocument"):
                 return None
-            head = ole.openstream("WordDocument").read(8)
+            head = ole.openstream("WordDocument").read(12)
     except Exception:  # not an OLE file, or a damaged one: the tools' own messages say which
         return None
-    if len(head) < 8:
+    if len(head) < 12:
         return None
-    _, nfib, _, lid = struct.unpack("<4H", head)
-    return nfib, lid
+    _, nfib, _, lid, _, flags = struct.unpack("<6H", head)
+    return nfib, lid, bool(flags & 0x100)  # fEncrypted: the same bit from Word 6 to Word 2003
 
 
 def _summary_codepage(ole) -> int | None:

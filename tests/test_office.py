@@ -2,6 +2,7 @@
 WebVTT captions, and hostile ones (password ODF, zip bomb, truncated, empty, files in another format's clothes, a mail
 of 100 nested mails and a bomb attached). One `sync` indexes them all; each file is read or failed with a reason."""
 import gzip, json, os, shutil, struct, subprocess, sys, zipfile
+import olefile
 from email.message import EmailMessage
 from pathlib import Path
 import pytest
@@ -56,8 +57,6 @@ def mail(subject: str, body: str, attachments=()) -> EmailMessage:
 
 def word6(dest: Path, text: bytes, lid: int = 0x0419, clx_at: int = 0) -> Path:
     "A Word 6 document written per the format (FIB, then 8-bit text) into a real Word 97 file's OLE container."
-    import olefile
-
     stream = bytearray(4096)  # the size of test-ole-file.doc's WordDocument stream, rewritten in place
     struct.pack_into("<4H", stream, 0, 0xA5DC, 0x65, 0x6027, lid)  # wIdent, nFib 101 (Word 6), nProduct, language
     struct.pack_into("<II", stream, 0x18, 0x400, 0x400 + len(text))  # fcMin, fcMac
@@ -108,6 +107,11 @@ def office(tmp_path_factory, model_dir):
     (root / "call.vtt").write_text(VTT)
     word6(root / "order95.doc", "Приказ об отпуске\rОтдел кадров уходит в отпуск в мае.\r".encode("cp1251"))
     word6(root / "cut95.doc", b"Plan\r", clx_at=5000)
+    shutil.copy(DATA / "test-ole-file.doc", root / "locked.doc")  # a real Word 97 file, its fEncrypted bit set
+    with olefile.OleFileIO(str(root / "locked.doc"), write_mode=True) as ole:
+        fib = bytearray(ole.openstream("WordDocument").read())
+        fib[0x0B] |= 0x01
+        ole.write_stream("WordDocument", bytes(fib))
     (root / "invoice.eml").write_bytes(bytes(mail("Счёт за аренду склада", "The lease invoice is attached.\n",
                                                    [("lease.ods", (DATA / "pythagoras.ods").read_bytes()),
                                                     ("logo.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 100)])))
@@ -145,7 +149,8 @@ def test_hostile_office_files_fail_with_a_reason_naming_file_and_cause(office):
     assert "not a .ppt file" in why["fake.ppt"]
     assert "not a readable .ppt file (corrupt or truncated" in why["cut.ppt"]
     assert "not a readable Word 6/95 file (the piece table of a fast-saved file lies outside" in why["cut95.doc"]
-    assert res["failed"] == 8, res
+    assert "the .doc file is password-protected" in why["locked.doc"]
+    assert res["failed"] == 9, res
 
 
 def test_real_opendocument_and_legacy_excel_keep_their_structure(office):
