@@ -20,6 +20,8 @@ content.xml (ODS, ODP), xlrd's typed cell values (XLS; see `xls_reference`) and 
 antiword), the standard library's first text part (EML), olefile's MAPI property streams (MSG), LibreOffice's PDF of
 the slides through pdftotext (PPT) and the cue lines, each word once (VTT). Generated cp1251 files (RTF, RTF saved
 as .doc, an HTML table saved as .xls) have their Cyrillic text as the reference.
+catdoc prints a Word field's instruction with its result (` HYPERLINK \\l "_Toc489271368" \\h `, `DDEAUTO c:\\...`)
+where antiword and Word show the result only, so a .doc with fields scores below 1 without losing any text.
 Words are `\\w+` runs, case-folded (CJK characters count one
 each); recall is the share of the reference's word occurrences found in the output, excess the share of output
 words the reference lacks (NaN cells, navigation). Chunks are cut with the real chunker and the packaged model's
