@@ -16,12 +16,13 @@ Every file is converted by each mode in its own process (so peak RSS is per mode
 Each output is compared with an independent reference extractor: `pdftotext` (poppler) for PDF, `pandoc -t plain`
 for HTML/DOCX/EPUB, openpyxl cell values for XLSX, python-pptx text frames for PPTX, the `csv` module for CSV, the
 notebook JSON for ipynb, the raw text for .txt/.md; for the office formats pandoc (ODT, RTF), every text node of
-content.xml (ODS, ODP), xlrd's typed cell values (XLS; see `xls_reference`) and `catdoc` (DOC, where minirag runs
-antiword), the standard library's first text part (EML), olefile's MAPI property streams (MSG), LibreOffice's PDF of
+content.xml (ODS, ODP), xlrd's typed cell values (XLS; see `xls_reference`) and LibreOffice's text export (DOC, where
+minirag runs antiword; catdoc where LibreOffice is missing), the standard library's first text part (EML), olefile's MAPI property streams (MSG), LibreOffice's PDF of
 the slides through pdftotext (PPT) and the cue lines, each word once (VTT). Generated cp1251 files (RTF, RTF saved
 as .doc, an HTML table saved as .xls) have their Cyrillic text as the reference.
 catdoc prints a Word field's instruction with its result (` HYPERLINK \\l "_Toc489271368" \\h `, `DDEAUTO c:\\...`)
-where antiword and Word show the result only, so a .doc with fields scores below 1 without losing any text.
+where Word, LibreOffice and antiword show the result only; against catdoc a .doc with fields scores below 1 without
+losing any text, which is why LibreOffice comes first.
 Words are `\\w+` runs, case-folded (CJK characters count one
 each); recall is the share of the reference's word occurrences found in the output, excess the share of output
 words the reference lacks (NaN cells, navigation). Chunks are cut with the real chunker and the packaged model's
@@ -253,7 +254,14 @@ def reference_text(p: Path) -> str | None:
             return "\n".join(" ".join(" ".join(e.itertext()).split()) for e in paras)
         if ext == ".xls":
             return xls_reference(p)
-        if ext == ".doc":  # catdoc, where minirag runs antiword
+        if ext == ".doc":  # LibreOffice's text export (where installed), else catdoc; minirag runs antiword or its own
+            if shutil.which("soffice"):  # fields as Word shows them: the result, not the instruction
+                with tempfile.TemporaryDirectory() as d:
+                    _run(["soffice", "--headless", "--convert-to", "txt:Text (encoded):UTF8", "--outdir", d, str(p)],
+                         timeout=300)
+                    txt = Path(d) / (p.stem + ".txt")
+                    if txt.exists():
+                        return txt.read_text("utf-8-sig", "replace")
             return _run(["catdoc", "-d", "utf-8", "-w", str(p)], timeout=300).stdout.decode("utf-8", "replace")
         if ext == ".eml":  # headers and every text part, decoded by the standard library with no body choice
             import email, email.policy
@@ -459,10 +467,14 @@ def run_mode(mode: str, corpus: Path, rev: str, out: Path, formats: str | None =
         {"BASE_DIR": str(corpus), "CACHE_DIR": str(Path(tempfile.gettempdir()) / "minirag-fidelity-cache")}
     )
     counter = TokenCounter(ROOT / "minirag" / "assets" / "all-MiniLM-L6-v2" / "tokenizer.json")
-    import hashlib  # reference texts are cached outside the corpus (which may be a folder of the repo)
+    import hashlib, inspect  # reference texts are cached outside the corpus (which may be a folder of the repo)
 
+    # keyed by the corpus and by the reference extractors' own code: a changed reference is extracted anew
+    refs_src = "".join(inspect.getsource(f) for f in (reference_text, msg_reference, xls_reference, main_reference))
     refs_dir = (
-        Path(tempfile.gettempdir()) / "minirag-fidelity-refs" / hashlib.sha1(str(corpus).encode()).hexdigest()[:12]
+        Path(tempfile.gettempdir())
+        / "minirag-fidelity-refs"
+        / hashlib.sha1((str(corpus) + refs_src).encode()).hexdigest()[:12]
     )
     refs_dir.mkdir(parents=True, exist_ok=True)
     rows, t_all = [], time.perf_counter()
