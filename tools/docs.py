@@ -32,11 +32,20 @@ def process_nb(src: Path, dest: Path) -> Path:
     "Run nbdev's doc processors on one notebook, writing the page Quarto would render."
     from fastcore.nbio import read_nb, write_nb
     from nbdev.processors import FilterDefaults
+    import atexit
     nb = read_nb(src)
     cwd = os.getcwd()
     os.chdir(src.parent)  # cells run to render docs read fixtures relative to the notebook, as under nbdev-test
+    # each IPython shell the processors start asks to reset itself at exit, a full garbage collection each: in one
+    # process that renders every page (the tests) that is minutes of exit; the shells hold nothing to save
+    made, register = [], atexit.register
+    atexit.register = lambda f, *a, **k: (made.append(f), register(f, *a, **k))[1]
     try: FilterDefaults()(nb)
-    finally: os.chdir(cwd)
+    finally:
+        atexit.register = register
+        os.chdir(cwd)
+        for f in made:
+            if getattr(f, "__name__", "") == "atexit_operations": atexit.unregister(f)
     dest.parent.mkdir(parents=True, exist_ok=True)
     write_nb(nb, dest)
     return dest
