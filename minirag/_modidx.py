@@ -845,6 +845,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'minirag.tables.Tables.maintain': ('tables.html#tables.maintain', 'minirag/tables.py'),
                                 'minirag.tables.Tables.meta': ('tables.html#tables.meta', 'minirag/tables.py'),
                                 'minirag.tables.Tables.opening_vectors': ('tables.html#tables.opening_vectors', 'minirag/tables.py'),
+                                'minirag.tables.Tables.openings': ('tables.html#tables.openings', 'minirag/tables.py'),
                                 'minirag.tables.Tables.posting_rows': ('tables.html#tables.posting_rows', 'minirag/tables.py'),
                                 'minirag.tables.Tables.postings_count': ('tables.html#tables.postings_count', 'minirag/tables.py'),
                                 'minirag.tables.Tables.postings_of': ('tables.html#tables.postings_of', 'minirag/tables.py'),
