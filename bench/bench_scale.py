@@ -88,7 +88,7 @@ def build(db_dir: Path, n: int, model: Path, texts: list[str], base: np.ndarray,
     from minirag.embed import Embedder
     from minirag.keywords import raw_terms, STEM_SQL
     from minirag.store import Store, connect
-    from minirag.tables import Tables, check_model as ensure_model, _set_meta as set_meta  # raw bulk load
+    from minirag.tables import Tables, check_model as ensure_model, _set_meta as set_meta, ensure_input_keys  # raw bulk load
 
     t0 = time.perf_counter()
     if db_dir.exists():
@@ -163,6 +163,7 @@ def build(db_dir: Path, n: int, model: Path, texts: list[str], base: np.ndarray,
                     "ocr_engine": [""] * n_src,
                     "chunk_count": pa.array(counts.astype(np.int32)),
                     "scheme": pa.array(np.ones(n_src, np.int32)),
+                    "date_source": [""] * n_src,  # looked for, none found: as an ingest leaves it (NULL asks a backfill)
                 }
             ),
         )
@@ -214,6 +215,7 @@ def build(db_dir: Path, n: int, model: Path, texts: list[str], base: np.ndarray,
                 pending = 0
         flush()
         set_meta(c, generation=1, postings_clustered=rows)
+        ensure_input_keys(c)  # each chunk's encoder-input key, as ingest writes it (else the first write fills them)
     Tables(store).ensure_lookups()  # as the end of a sync builds them
     store.close()
     return dict(
