@@ -363,6 +363,13 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
     out["cli_one_shot_after_server_s"] = round(
         statistics.median([cli("query", q, "--top-k", "8") for q in qs[5 : cli_runs + 5]]), 2
     )
+    # a one-file write with that snapshot beside the index: its rows go into the snapshot's room, not a rewrite
+    f = root / "part37" / "zz-cli2.md"
+    f.write_text("# CLI note two\n\n" + "\n\n".join(texts[30:40]))
+    cli("ingest", str(f))
+    out["cli_after_one_file_write_with_snapshot_s"] = round(cli("query", qs[cli_runs + 6], "--top-k", "8"), 2)
+    cli("delete", str(f))
+    f.unlink()
     out["cli_after_write_over_steady"] = round(out["cli_after_one_file_write_s"] / out["cli_one_shot_s"], 2)
     out["snapshot_after_server_mb"] = round(snap.stat().st_size / 2**20) if snap.exists() else 0
     out["snapshot_recall_at_10"] = snapshot_recall(snap, qvecs, exact_plain)
