@@ -22,7 +22,8 @@ _rows = Tables()  # the in-memory side always reads through its caller's open co
 __all__ = ['COMPACT_ABOVE', 'DENSE_SHARE', 'CANDIDATES', 'CANDIDATE_SHARE', 'SNAPSHOT_MAGIC', 'DELTA_MAGIC', 'FOLD_SHARE',
            'COMPACT_DELTA_MAGIC', 'load_cap', 'NoRoom', 'VectorMatrix', 'warm_start', 'keep_snapshot', 'vectors',
            'held', 'sql_nearest', 'nearest', 'snapshot_path', 'delta_path', 'save_snapshot', 'save_delta', 'keep',
-           'load_snapshot', 'one_shot_vectors', 'prefetch', 'save_compact', 'load_compact', 'keep_compact']
+           'load_snapshot', 'one_shot_vectors', 'prefetch', 'fingerprint', 'save_compact', 'load_compact',
+           'keep_compact']
 
 # %% ../nbs/06a_vectors.ipynb #46eb0cbd
 COMPACT_ABOVE = 200_000  # chunks; above this a process keeps int8 + sign bits in memory, float32 rows in a temp file
@@ -70,6 +71,9 @@ class VectorMatrix:
         self.kwlen = np.zeros(0, np.int32)  # keyword length per row: the keyword side scores BM25 here too (06b_bm25)
         self._id2row = self._kwstats = self._headrow = None
         self.stamps: dict[str, tuple[int, object]] = {}  # source -> (code, ingested_at) of the live sources
+        # a mapped compact snapshot reads its stamps when first needed (40k sources: 0.3 s), and knows the state of
+        # the index it follows (`fingerprint`): a one-shot query of an index unchanged since reads neither
+        self._stamps_from, self._nsrc, self.fp = None, 0, None
         self._disk_at, self.mapped = 0, False  # a compact snapshot read in place: its float32 rows start at _disk_at
         self.snap = None  # where the float32 rows lie in the snapshot file this matrix was read from or saved to
         self._ncodes, self._known_heads, self._by_code, self.lock = 0, 0, None, threading.RLock()
@@ -83,6 +87,21 @@ class VectorMatrix:
             self._disk = tempfile.TemporaryFile(prefix="minirag-vectors-")  # float32 rows for exact re-scoring
         else:
             self.f32 = np.zeros((0, dim), np.float32)
+
+    @property
+    def stamps(self) -> dict:
+        if self._stamps_from is not None:
+            read, self._stamps_from = self._stamps_from, None
+            self._stamps = read()
+        return self._stamps
+
+    @stamps.setter
+    def stamps(self, value: dict):
+        self._stamps, self._stamps_from = value, None
+
+    def source_count(self) -> int:
+        "Live sources (without reading the stamps of a mapped snapshot)."
+        return self._nsrc if self._stamps_from is not None else len(self._stamps)
 
     def close(self):
         if self.compact:
@@ -197,6 +216,9 @@ class VectorMatrix:
             if done is not None:
                 return done
         self.posting_delta = None  # rows come from the tables below: so must their postings
+        if self.fp is not None and self.fp == fingerprint(con, gen):  # unchanged since the snapshot: nothing to read
+            self.gen = gen
+            return True
         stamps = _rows.stamps(con)
         changed = [s for s, (c, st) in self.stamps.items() if stamps.get(s) != st]  # rewritten, renamed or deleted
         if len(changed) > max(1000, len(self.stamps) // 5):
@@ -219,7 +241,7 @@ class VectorMatrix:
         if live != _rows.chunk_count(con) or live < 0.75 * self.n:
             return False
         self.gen, self._by_code, self._id2row, self._kwstats, self._headrow = gen, None, None, None, None
-        self.snapshot = upto
+        self.snapshot, self.fp = upto, None
         return True
 
     def _unmap(self):
@@ -267,7 +289,7 @@ class VectorMatrix:
         if self._kwstats is None:
             a = self.alive[: self.n]
             n = int(a.sum())
-            nsrc = len(self.stamps)
+            nsrc = self.source_count()
             cc = np.bincount(self.src[: self.n][a], minlength=self._ncodes).astype(np.float64)
             self._kwstats = (
                 n,
@@ -1100,6 +1122,27 @@ def _room(n: int) -> int:
     return n + max(n // FOLD_SHARE, 1024)  # the room is a hole in the file: no disk until written
 
 
+def fingerprint(con, gen: str) -> list:
+    "What tells that an index changed: its generation, sources, chunks and newest write (one cheap read)."
+    n, newest = con.execute("SELECT count(*), max(ingested_at) FROM sources").fetchone()
+    return [str(gen), int(n), _rows.chunk_count(con), _iso(newest)]
+
+
+def _vm_fingerprint(vm: VectorMatrix) -> list:
+    "The `fingerprint` of the index state `vm` holds (as of its generation)."
+    n = vm.n
+    newest = max((t for _, t in vm.stamps.values() if t is not None), default=None)
+    return [str(vm.gen), len(vm.stamps), int(vm.alive[:n].sum()), _iso(newest)]
+
+
+def _read_stamps(f, at: int, length: int) -> dict:
+    "source -> (code, ingested_at) from the JSON list stored at `at` of the open snapshot file `f`."
+    raw = os.pread(f.fileno(), length, at)
+    if len(raw) != length:
+        raise OSError("the vector snapshot was cut short")
+    return {s: (int(c), None if t is None else datetime.fromisoformat(t)) for s, c, t in json.loads(raw)}
+
+
 def _cap_shape(name: str, cap: int, dim: int) -> tuple:
     words = (dim + 63) // 64
     return {"q8": (cap, dim), "f32": (cap, dim), "bits": (words, cap)}.get(name, (cap,))
@@ -1126,6 +1169,7 @@ def save_compact(vm: VectorMatrix, path: Path) -> bool:
             bits=vm.bits[:, :n],
         )
         stamps = [[s, c, _iso(t)] for s, (c, t) in vm.stamps.items()]
+        fp = _vm_fingerprint(vm)
         try:
             disk = os.dup(vm._disk.fileno())
         except (OSError, ValueError):  # closed meanwhile: a fuller matrix replaced it
@@ -1138,8 +1182,11 @@ def save_compact(vm: VectorMatrix, path: Path) -> bool:
             shape = _cap_shape(name, cap, vm.dim) if name in _PER_ROW else a.shape
             layout[name] = (a.dtype.str, list(shape), off)
             off += -(-int(np.prod(shape, dtype=np.int64)) * a.dtype.itemsize // 64) * 64
+        blob = json.dumps(stamps).encode()  # after the rows: read only when a process needs them
+        stamps_at = [off, len(blob)]
         header = json.dumps(
-            dict(dim=vm.dim, n=n, cap=cap, ncodes=nc, compact=True, token=uuid.uuid4().hex, stamps=stamps, arrays=layout)
+            dict(dim=vm.dim, n=n, cap=cap, ncodes=nc, compact=True, token=uuid.uuid4().hex, fp=fp, nsrc=len(stamps),
+                 stamps_at=stamps_at, arrays=layout)
         ).encode()
         base = _data_start(header)
         _drop_leftovers(path.parent)
@@ -1150,7 +1197,8 @@ def save_compact(vm: VectorMatrix, path: Path) -> bool:
             else:
                 pieces.append((base + layout[name][2], a.data))
         pieces.append((base + layout["f32"][2], (disk, n * vm.dim * 4)))  # copied from the matrix's own float32 file
-        ok = _replace(path, pieces, base + off) is not None
+        pieces.append((base + off, blob))
+        ok = _replace(path, pieces) is not None
     finally:
         os.close(disk)
     if ok:
@@ -1220,11 +1268,27 @@ def load_compact(path: Path, dim: int) -> VectorMatrix | None:
         setattr(vm, name, a)
     vm._disk, vm._disk_at, vm.mapped = f, at["f32"], True
     vm.n, vm._ncodes, vm._known_heads = n, nc, nc
-    vm.stamps = {s: (int(c), None if t is None else datetime.fromisoformat(t)) for s, c, t in h["stamps"]}
     vm.snap = dict(
         path=path, ino=os.fstat(f.fileno()).st_ino, token=h["token"], cap=cap, at=at, maps=maps, nb=n, ncodes=nc,
-        names=set(vm.stamps), filed=n, dead=n - int(vm.alive.sum()), held=None,
+        names=None, filed=n, dead=n - int(vm.alive.sum()), held=None,
     )
+    if "stamps" in h:  # written before the stamps were kept apart
+        vm.stamps = {s: (int(c), None if t is None else datetime.fromisoformat(t)) for s, c, t in h["stamps"]}
+        vm.snap["names"] = set(vm.stamps)
+    else:
+        s = vm.snap
+
+        at_s, len_s = (int(x) for x in h["stamps_at"])
+        if base + at_s + len_s > size:
+            f.close()
+            return None
+
+        def base_stamps():
+            got = _read_stamps(f, base + at_s, len_s)
+            s["names"] = set(got)
+            return got
+
+        vm._stamps_from, vm._nsrc, vm.fp = base_stamps, int(h["nsrc"]), h.get("fp")
     _apply_compact_delta(vm, path)
     return vm
 
@@ -1284,20 +1348,29 @@ def _apply_compact_delta(vm: VectorMatrix, path: Path) -> bool:
             len(got["head"]) and (got["head"].min() < 0 or got["head"].max() >= n)
         ):
             return False
-        stamps = dict(vm.stamps)
-        for name in h["gone"]:
-            del stamps[name]
-        for name, c, t in h["new"]:
-            if not ncb <= int(c) < ncodes:
-                return False
-            stamps[name] = (int(c), None if t is None else datetime.fromisoformat(t))
+        gone, new, nsrc, fp = list(h["gone"]), list(h["new"]), int(h["nsrc"]), h.get("fp")
+        if any(not ncb <= int(c) < ncodes for _, c, _ in new):
+            return False
     except (ValueError, KeyError, TypeError, IndexError, OSError):
         return False
+
+    def delta_stamps(base):  # applied when the stamps are first needed
+        for name in gone:
+            base.pop(name, None)
+        for name, c, t in new:
+            base[name] = (int(c), None if t is None else datetime.fromisoformat(t))
+        return base
+
+    if vm._stamps_from is None:
+        vm.stamps = delta_stamps(dict(vm.stamps))
+    else:
+        read = vm._stamps_from
+        vm._stamps_from, vm._nsrc, vm.fp = (lambda: delta_stamps(read())), nsrc, fp
     _map_rows(vm, n)
     vm.alive = np.unpackbits(got["alive"], count=n).astype(bool)
     vm.head = np.concatenate([vm.head[:ncb], got["head"]])
     vm._ncodes = vm._known_heads = ncodes
-    vm.stamps, s["filed"] = stamps, n
+    s["filed"] = n
     return True
 
 
@@ -1370,6 +1443,8 @@ def _save_compact_delta(vm: VectorMatrix, path: Path) -> bool:
             ncodes=vm._ncodes,
             gone=sorted(s["names"] - live_base),
             arrays=layout,
+            nsrc=len(vm.stamps),
+            fp=_vm_fingerprint(vm),
             new=[[name, c, _iso(t)] for name, (c, t) in vm.stamps.items() if c >= s["ncodes"]],
         )
     ).encode()
@@ -1429,10 +1504,10 @@ def _one_shot_compact(
     vm = load_compact(path, dim)
     if vm is None:
         return None
-    before = (vm.n, int(vm.alive[: vm.n].sum()), len(vm.stamps))
+    before = (vm.n, int(vm.alive[: vm.n].sum()), vm.source_count())
     with _follow_lock(vm):
         ok = vm.refresh(con, gen, grow=False)
-        if ok and vm.snap["held"] is not None and (vm.n, int(vm.alive[: vm.n].sum()), len(vm.stamps)) != before:
+        if ok and vm.snap["held"] is not None and (vm.n, int(vm.alive[: vm.n].sum()), vm.source_count()) != before:
             _save_compact_delta(vm, path)
     if not ok:
         vm.close()
@@ -1458,7 +1533,8 @@ def keep_compact(con, db_key: str, write: bool = True, say=None) -> str | None:
     vm = _one_shot_compact(con, db_key, path, dim, gen, cache=False)
     if vm is not None:
         vm.close()
-        return "followed"
+        if not write or vm.snap["cap"] > vm.n:  # else one written before it had room: written again, once
+            return "followed"
     if not write:
         return None
     if say:
@@ -1466,6 +1542,7 @@ def keep_compact(con, db_key: str, write: bool = True, say=None) -> str | None:
     vm = VectorMatrix(dim, True)
     vm.reserve(n)
     vm.load(con)
+    vm.gen = gen
     ok = save_compact(vm, path)
     vm.close()
     return "written" if ok else None

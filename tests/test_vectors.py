@@ -365,10 +365,15 @@ def test_a_one_shot_writer_leaves_a_compact_snapshot_and_a_damaged_delta_is_neve
         assert V.keep_compact(con, key, write=False) is None and not snap.exists()   # an ingest does not write it whole
         assert V.keep_compact(con, key, say=said.append) == "written" and "1,200 chunks" in said[0]
     ino, size = _state(snap)
+    read = []   # the sources' stamps read from DuckDB: not while the index is as the snapshot says
+    real = Tables.stamps
+    monkeypatch.setattr(Tables, "stamps", lambda self, con=None: read.append(1) or real(self, con))
+    with store.session() as con: assert _one_shot(store, qs[0], c=0.3) == _exact(con, qs[0], 10, None, 0.3)
+    assert read == [] and V._cache[key].mapped and V._cache[key]._stamps_from is not None   # nor from the file
     _add(store, rng, "c/new.md", 7)
     seen = _loads(monkeypatch)
     with store.session() as con: assert V.keep_compact(con, key) == "followed"
-    assert seen == [1] and _state(snap) == (ino, size) and V.load_compact(snap, DIM).n == 1207
+    assert seen == [1] and _state(snap) == (ino, size) and V.load_compact(snap, DIM).n == 1207 and len(read) == 1
     with store.session() as con:
         assert _one_shot(store, qs[0], 5, ["/docs/c/new.md"]) == _exact(con, qs[0], 5, "/docs/c/new.md")
     assert V._cache[key].mapped and seen == [1]
