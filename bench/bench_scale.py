@@ -363,6 +363,9 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
     out["cli_one_shot_after_server_s"] = round(
         statistics.median([cli("query", q, "--top-k", "8") for q in qs[5 : cli_runs + 5]]), 2
     )
+    out["cli_after_write_over_steady"] = round(out["cli_after_one_file_write_s"] / out["cli_one_shot_s"], 2)
+    out["snapshot_after_server_mb"] = round(snap.stat().st_blocks * 512 / 2**20) if snap.exists() else 0  # on disk: its room is a hole
+    out["snapshot_recall_at_10"] = snapshot_recall(snap, qvecs, exact_plain)
     # a one-file write with that snapshot beside the index: its rows go into the snapshot's room, not a rewrite
     f = root / "part37" / "zz-cli2.md"
     f.write_text("# CLI note two\n\n" + "\n\n".join(texts[30:40]))
@@ -370,9 +373,7 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
     out["cli_after_one_file_write_with_snapshot_s"] = round(cli("query", qs[cli_runs + 6], "--top-k", "8"), 2)
     cli("delete", str(f))
     f.unlink()
-    out["cli_after_write_over_steady"] = round(out["cli_after_one_file_write_s"] / out["cli_one_shot_s"], 2)
-    out["snapshot_after_server_mb"] = round(snap.stat().st_size / 2**20) if snap.exists() else 0
-    out["snapshot_recall_at_10"] = snapshot_recall(snap, qvecs, exact_plain)
+    cli("query", qs[cli_runs + 7], "--top-k", "8")  # the snapshot follows the delete too
     out["resync_one_edited_file"] = resync_one_edited(db_dir, root, model, texts)
     out["load_end"] = round(load(), 2)
     return out
