@@ -615,6 +615,18 @@ def _query_index(a):
     return Index(cfg, embedder=emb)
 
 
+def _keep_vectors(ix, a, err):
+    "After a write: leave the compact vector snapshot current, so the next one-shot query maps it instead of scanning."
+    from minirag.vectors import keep_compact
+
+    say = None if a.quiet else (lambda m: print(f"note: {m}", file=err, flush=True))
+    try:
+        with ix.store.session() as con:  # a sync writes it whole when missing (once); an ingest only adds its rows
+            keep_compact(con, str(ix.store.db_file), write=a.cmd == "sync", say=say)
+    except Exception as e:  # only a shortcut: the write is committed, and queries scan without it
+        print(f"warn: the vector snapshot was not brought up to date ({e}); queries read the index instead", file=err)
+
+
 def _progress(a, err, desc: str, unit: str = "file") -> Progress:
     "A progress bar when stderr is a terminal (whatever stdout is), silent with `--quiet`."
     # not into a captured stderr: an agent or a log would get thousands of carriage-return updates
@@ -728,6 +740,8 @@ def _command(a, out, err) -> int:
                 r = ingest_paths(ix, a.paths, progress=bar, stop=stop)
             if stop.asked:
                 bar.close()  # as far as it got: a full bar would claim files that were not read
+            elif r.ingested or getattr(r, "deleted", 0) or getattr(r, "moved", 0):
+                _keep_vectors(ix, a, err)
         if emit:
             emit(r)
             _print_warnings(r, err)  # stdout stays pure JSON; people still see warn: lines

@@ -406,6 +406,8 @@ def candidates(
 ) -> Candidates:
     "Both sides' candidate windows, run side by side (embedding in a worker thread while BM25 runs)."
     fut = _query_pool.submit(embed_query, query) if weight < 1 else None
+    if fut:  # a one-shot process maps its vectors while the model loads; the keyword side then scores on those rows
+        prefetch(con, db_key, gen)  # instead of joining the postings with the chunks table (1.0 of 4.2 s at 1M chunks)
     try:
         kw = (
             keyword_search(con, query, window, scope, db_key=db_key, checked=True, gen=gen, exact=exact)
@@ -417,8 +419,6 @@ def candidates(
             fut.cancel()
         raise
     raw = {}
-    if fut and not fut.done():
-        prefetch(con, db_key, gen)  # a one-shot process reads its vectors while the model loads
     vec = vector_search(con, db_key, fut.result(), window, scope, DOC_CONTEXT, raw, gen, exact) if fut else []
     return Candidates(vec, kw, raw, window)
 

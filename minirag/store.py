@@ -46,13 +46,13 @@ NO_COMPRESSION = "alp,alprd"
 _caps: dict[int, str] = {}  # id(connection) -> its own cap while a `Store.memory_capped` block runs
 
 
-def fetch_roomy(con, sql: str, params=(), arrow: bool = False):
+def fetch_roomy(con, sql: str, params=(), arrow: bool = False, numpy: bool = False):
     """Run a read and fetch its rows (or an Arrow table); if the capped memory is too small for it, run it once more
     under the process's roomy cap (`tuning.roomy_memory`)."""
 
     def run():
         r = con.execute(sql, list(params))
-        return r.to_arrow_table() if arrow else r.fetchall()
+        return r.to_arrow_table() if arrow else r.fetchnumpy() if numpy else r.fetchall()
 
     try:
         return run()

@@ -344,7 +344,8 @@ def sync(
             [FileItem(p, root, h) for p, root, h in todo]
         )
         _prune(eng, plan, progress, total, run.done)
-        backfill_dates(eng)  # an index written before dates gets them from its stored text, once
+        # an index written before dates gets them from its stored text, once (a sync of one path: under it only)
+        backfill_dates(eng, str(scope) if scope else None)
         # a changed taxonomy, or moved files: labels from the stored vectors (not while stopping)
         relabelled = None if run.stopped else relabel(eng)
         if progress and not run.stopped:

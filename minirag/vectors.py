@@ -20,9 +20,10 @@ _rows = Tables()  # the in-memory side always reads through its caller's open co
 
 # %% auto #0
 __all__ = ['COMPACT_ABOVE', 'DENSE_SHARE', 'CANDIDATES', 'CANDIDATE_SHARE', 'SNAPSHOT_MAGIC', 'DELTA_MAGIC', 'FOLD_SHARE',
-           'load_cap', 'VectorMatrix', 'warm_start', 'keep_snapshot', 'vectors', 'held', 'sql_nearest', 'nearest',
-           'snapshot_path', 'delta_path', 'save_snapshot', 'save_delta', 'keep', 'load_snapshot', 'one_shot_vectors',
-           'prefetch', 'save_compact', 'load_compact']
+           'COMPACT_DELTA_MAGIC', 'load_cap', 'NoRoom', 'VectorMatrix', 'warm_start', 'keep_snapshot', 'vectors',
+           'held', 'sql_nearest', 'nearest', 'snapshot_path', 'delta_path', 'save_snapshot', 'save_delta', 'keep',
+           'load_snapshot', 'one_shot_vectors', 'prefetch', 'fingerprint', 'save_compact', 'load_compact',
+           'keep_compact']
 
 # %% ../nbs/06a_vectors.ipynb #46eb0cbd
 COMPACT_ABOVE = 200_000  # chunks; above this a process keeps int8 + sign bits in memory, float32 rows in a temp file
@@ -50,6 +51,10 @@ def _grow(a: np.ndarray, need: int) -> np.ndarray:
     return b
 
 # %% ../nbs/06a_vectors.ipynb #d9d615a0
+class NoRoom(Exception):
+    "A mapped compact snapshot cannot take more rows in place (no room left, or its lock is not held)."
+
+
 class VectorMatrix:
     "All vectors of one index in this process: float32 (exact), or int8 + sign bits with the float32 rows on disk."
 
@@ -66,6 +71,9 @@ class VectorMatrix:
         self.kwlen = np.zeros(0, np.int32)  # keyword length per row: the keyword side scores BM25 here too (06b_bm25)
         self._id2row = self._kwstats = self._headrow = None
         self.stamps: dict[str, tuple[int, object]] = {}  # source -> (code, ingested_at) of the live sources
+        # a mapped compact snapshot reads its stamps when first needed (40k sources: 0.3 s), and knows the state of
+        # the index it follows (`fingerprint`): a one-shot query of an index unchanged since reads neither
+        self._stamps_from, self._nsrc, self.fp = None, 0, None
         self._disk_at, self.mapped = 0, False  # a compact snapshot read in place: its float32 rows start at _disk_at
         self.snap = None  # where the float32 rows lie in the snapshot file this matrix was read from or saved to
         self._ncodes, self._known_heads, self._by_code, self.lock = 0, 0, None, threading.RLock()
@@ -79,6 +87,21 @@ class VectorMatrix:
             self._disk = tempfile.TemporaryFile(prefix="minirag-vectors-")  # float32 rows for exact re-scoring
         else:
             self.f32 = np.zeros((0, dim), np.float32)
+
+    @property
+    def stamps(self) -> dict:
+        if self._stamps_from is not None:
+            read, self._stamps_from = self._stamps_from, None
+            self._stamps = read()
+        return self._stamps
+
+    @stamps.setter
+    def stamps(self, value: dict):
+        self._stamps, self._stamps_from = value, None
+
+    def source_count(self) -> int:
+        "Live sources (without reading the stamps of a mapped snapshot)."
+        return self._nsrc if self._stamps_from is not None else len(self._stamps)
 
     def close(self):
         if self.compact:
@@ -113,6 +136,10 @@ class VectorMatrix:
         "Add rows (ids, their source names as an Arrow array, their chunk indexes, float32 vectors, keyword lengths)."
         m = len(ids)
         if not m:
+            return
+        if self.mapped:  # a one-shot process: into the snapshot file's room, or not at all
+            if not _append_in_place(self, ids, sources, chunk_index, mat, stamps, kw_len):
+                raise NoRoom
             return
         lo, hi = self.n, self.n + m
         enc = sources.dictionary_encode()
@@ -189,6 +216,9 @@ class VectorMatrix:
             if done is not None:
                 return done
         self.posting_delta = None  # rows come from the tables below: so must their postings
+        if self.fp is not None and self.fp == fingerprint(con, gen):  # unchanged since the snapshot: nothing to read
+            self.gen = gen
+            return True
         stamps = _rows.stamps(con)
         changed = [s for s, (c, st) in self.stamps.items() if stamps.get(s) != st]  # rewritten, renamed or deleted
         if len(changed) > max(1000, len(self.stamps) // 5):
@@ -200,17 +230,18 @@ class VectorMatrix:
         fresh = [s for s in stamps if s not in self.stamps]
         if len(fresh) > max(1000, len(stamps) // 5):
             return False
-        if fresh and self.mapped:
-            if not grow:  # a one-shot process: reading the new rows in would copy the whole mapped matrix
-                return False
-            self._unmap()
+        if fresh and self.mapped and grow:
+            self._unmap()  # a holding process: its own copy, which grows as it likes
         if fresh:
-            self.load(con, fresh, stamps)
+            try:  # a one-shot process appends in the mapped snapshot's room: a copy would cost the whole matrix
+                self.load(con, fresh, stamps)
+            except NoRoom:
+                return False
         live = int(self.alive[: self.n].sum())
         if live != _rows.chunk_count(con) or live < 0.75 * self.n:
             return False
         self.gen, self._by_code, self._id2row, self._kwstats, self._headrow = gen, None, None, None, None
-        self.snapshot = upto
+        self.snapshot, self.fp = upto, None
         return True
 
     def _unmap(self):
@@ -258,7 +289,7 @@ class VectorMatrix:
         if self._kwstats is None:
             a = self.alive[: self.n]
             n = int(a.sum())
-            nsrc = len(self.stamps)
+            nsrc = self.source_count()
             cc = np.bincount(self.src[: self.n][a], minlength=self._ncodes).astype(np.float64)
             self._kwstats = (
                 n,
@@ -709,9 +740,9 @@ def _drop_leftovers(folder: Path):
             pass
 
 
-def _replace(path: Path, data: list) -> int | None:
-    """Write the byte strings `data` (each at its offset) to a temporary file renamed over `path`: a reader sees the
-    old file or the new one. The new file's inode, or None if refused."""
+def _replace(path: Path, data: list, size: int = 0) -> int | None:
+    """Write the byte strings `data` (each at its offset) to a temporary file of at least `size` bytes renamed over
+    `path`: a reader sees the old file or the new one. The new file's inode, or None if refused."""
     tmp = None
     try:
         fd, tmp = tempfile.mkstemp(prefix=".vectors-", dir=path.parent)
@@ -732,7 +763,7 @@ def _replace(path: Path, data: list) -> int | None:
                 f.seek(off)
                 f.write(b)
                 end = max(end, off + memoryview(b).nbytes)
-            f.truncate(end)
+            f.truncate(max(end, size))  # past the last byte written: a hole, no disk
             ino = os.fstat(f.fileno()).st_ino
         os.replace(tmp, path)
         return ino
@@ -1082,12 +1113,45 @@ _COMPACT_DTYPES = dict(
     f32=np.float32,
 )
 _MAPPED = ("ids", "src", "cidx", "kwlen", "scale", "q8", "bits")  # read in place; `alive` and `head` are read
+# one row of each, laid out with room for more rows (`_room`): a write appends them in place, no rewrite
+_PER_ROW = ("ids", "src", "cidx", "kwlen", "scale", "q8", "bits", "f32")
+
+
+def _room(n: int) -> int:
+    "Rows a compact snapshot of `n` rows has room for: the rows of later writes go in place until a fold is due."
+    return n + max(n // FOLD_SHARE, 1024)  # the room is a hole in the file: no disk until written
+
+
+def fingerprint(con, gen: str) -> list:
+    "What tells that an index changed: its generation, sources, chunks and newest write (one cheap read)."
+    n, newest = con.execute("SELECT count(*), max(ingested_at) FROM sources").fetchone()
+    return [str(gen), int(n), _rows.chunk_count(con), _iso(newest)]
+
+
+def _vm_fingerprint(vm: VectorMatrix) -> list:
+    "The `fingerprint` of the index state `vm` holds (as of its generation)."
+    n = vm.n
+    newest = max((t for _, t in vm.stamps.values() if t is not None), default=None)
+    return [str(vm.gen), len(vm.stamps), int(vm.alive[:n].sum()), _iso(newest)]
+
+
+def _read_stamps(f, at: int, length: int) -> dict:
+    "source -> (code, ingested_at) from the JSON list stored at `at` of the open snapshot file `f`."
+    raw = os.pread(f.fileno(), length, at)
+    if len(raw) != length:
+        raise OSError("the vector snapshot was cut short")
+    return {s: (int(c), None if t is None else datetime.fromisoformat(t)) for s, c, t in json.loads(raw)}
+
+
+def _cap_shape(name: str, cap: int, dim: int) -> tuple:
+    words = (dim + 63) // 64
+    return {"q8": (cap, dim), "f32": (cap, dim), "bits": (words, cap)}.get(name, (cap,))
 
 
 def save_compact(vm: VectorMatrix, path: Path) -> bool:
     """Write a compact matrix to `path`: its int8 rows, sign bits and scales for a one-shot process to map, and the
-    float32 rows it re-scores candidates with. Only the cut is taken under the matrix's lock (rows below `n` never
-    change); the writing runs without it. False if refused."""
+    float32 rows it re-scores candidates with, each with room for later rows. Only the cut is taken under the matrix's
+    lock (rows below `n` never change); the writing runs without it. False if refused."""
     with vm.lock:
         if not vm.compact or vm.mu is None:
             return False
@@ -1105,25 +1169,35 @@ def save_compact(vm: VectorMatrix, path: Path) -> bool:
             bits=vm.bits[:, :n],
         )
         stamps = [[s, c, _iso(t)] for s, (c, t) in vm.stamps.items()]
+        fp = _vm_fingerprint(vm)
         try:
             disk = os.dup(vm._disk.fileno())
         except (OSError, ValueError):  # closed meanwhile: a fuller matrix replaced it
             return False
     try:
+        cap = _room(n)
         arrays = {k: np.ascontiguousarray(a) for k, a in arrays.items()}
         layout, off = {}, 0
-        for name, a in arrays.items():
-            layout[name] = (a.dtype.str, list(a.shape), off)
-            off += -(-a.nbytes // 64) * 64
-        layout["f32"] = ("<f4", [n, vm.dim], off)
+        for name, a in [*arrays.items(), ("f32", np.zeros(0, np.float32))]:
+            shape = _cap_shape(name, cap, vm.dim) if name in _PER_ROW else a.shape
+            layout[name] = (a.dtype.str, list(shape), off)
+            off += -(-int(np.prod(shape, dtype=np.int64)) * a.dtype.itemsize // 64) * 64
+        blob = json.dumps(stamps).encode()  # after the rows: read only when a process needs them
+        stamps_at = [off, len(blob)]
         header = json.dumps(
-            dict(dim=vm.dim, n=n, ncodes=nc, compact=True, token=uuid.uuid4().hex, stamps=stamps, arrays=layout)
+            dict(dim=vm.dim, n=n, cap=cap, ncodes=nc, compact=True, token=uuid.uuid4().hex, fp=fp, nsrc=len(stamps),
+                 stamps_at=stamps_at, arrays=layout)
         ).encode()
         base = _data_start(header)
         _drop_leftovers(path.parent)
         pieces = [(0, SNAPSHOT_MAGIC + len(header).to_bytes(8, "little") + header)]
-        pieces += [(base + layout[name][2], a.data) for name, a in arrays.items()]
-        pieces.append((base + off, (disk, n * vm.dim * 4)))  # copied from the matrix's own file of float32 rows
+        for name, a in arrays.items():
+            if name == "bits":  # word-major: each word's row of `cap` entries
+                pieces += [(base + layout[name][2] + j * cap * 8, a[j].data) for j in range(len(a))]
+            else:
+                pieces.append((base + layout[name][2], a.data))
+        pieces.append((base + layout["f32"][2], (disk, n * vm.dim * 4)))  # copied from the matrix's own float32 file
+        pieces.append((base + off, blob))
         ok = _replace(path, pieces) is not None
     finally:
         os.close(disk)
@@ -1136,8 +1210,9 @@ def save_compact(vm: VectorMatrix, path: Path) -> bool:
 
 
 def load_compact(path: Path, dim: int) -> VectorMatrix | None:
-    """The compact matrix saved at `path`, mapped read-only (its float32 rows read from the file when re-scoring);
-    None if it is missing, not compact, of another dimension, or not whole."""
+    """The compact matrix saved at `path`, mapped read-only (its float32 rows read from the file when re-scoring)
+    and brought up to the compact delta beside it when one follows it; None if it is missing, not compact, of another
+    dimension, or not whole."""
     try:
         f = open(path, "rb", buffering=0)
     except OSError:
@@ -1162,36 +1237,26 @@ def load_compact(path: Path, dim: int) -> VectorMatrix | None:
         if not h.get("compact") or h["dim"] != dim or set(h["arrays"]) != set(_COMPACT_DTYPES):
             raise ValueError
         n, nc, words, base = int(h["n"]), int(h["ncodes"]), (dim + 63) // 64, _data_start(header)
-        want = dict(
-            ids=(n,),
-            src=(n,),
-            alive=(n,),
-            cidx=(n,),
-            kwlen=(n,),
-            head=(nc,),
-            scale=(n,),
-            mu=(dim,),
-            q8=(n, dim),
-            bits=(words, n),
-            f32=(n, dim),
-        )
-        got = {}
+        cap = int(h.get("cap", n))  # a snapshot written without room: none to append in
+        if cap < n:
+            raise ValueError
+        want = dict(alive=(n,), head=(nc,), mu=(dim,)) | {name: _cap_shape(name, cap, dim) for name in _PER_ROW}
+        got, maps, at = {}, {}, {}
         for name, (dt, shape, off) in h["arrays"].items():
             dt, shape = np.dtype(dt), tuple(int(x) for x in shape)
             if dt != _COMPACT_DTYPES[name] or shape != want[name]:
                 raise ValueError
-            at = base + int(off)
-            if at + int(np.prod(shape, dtype=np.int64)) * dt.itemsize > size:
+            at[name] = base + int(off)
+            if at[name] + int(np.prod(shape, dtype=np.int64)) * dt.itemsize > size:
                 raise ValueError
-            if name == "f32":
-                f32_at = at
-            elif name in _MAPPED and n:
-                got[name] = np.memmap(f, dt, "r", at, shape)
-            else:
+            if name in _MAPPED and cap:
+                maps[name] = np.memmap(f, dt, "r", at[name], shape)
+            elif name != "f32":
                 a = np.empty(shape, dt)
-                if not _read_exactly(f, a, at):
+                if not _read_exactly(f, a, at[name]):
                     raise ValueError
                 got[name] = a
+        got |= {name: (m[:, :n] if name == "bits" else m[:n]) for name, m in maps.items()}
         if n and (got["src"].min() < 0 or got["src"].max() >= nc or got["head"].min() < 0 or got["head"].max() >= n):
             raise ValueError
     except (OSError, ValueError, KeyError, TypeError, IndexError):
@@ -1201,21 +1266,283 @@ def load_compact(path: Path, dim: int) -> VectorMatrix | None:
     vm._disk.close()
     for name, a in got.items():
         setattr(vm, name, a)
-    vm._disk, vm._disk_at, vm.mapped = f, f32_at, True
+    vm._disk, vm._disk_at, vm.mapped = f, at["f32"], True
     vm.n, vm._ncodes, vm._known_heads = n, nc, nc
-    vm.stamps = {s: (int(c), None if t is None else datetime.fromisoformat(t)) for s, c, t in h["stamps"]}
+    vm.snap = dict(
+        path=path, ino=os.fstat(f.fileno()).st_ino, token=h["token"], cap=cap, at=at, maps=maps, nb=n, ncodes=nc,
+        names=None, filed=n, dead=n - int(vm.alive.sum()), held=None,
+    )
+    if "stamps" in h:  # written before the stamps were kept apart
+        vm.stamps = {s: (int(c), None if t is None else datetime.fromisoformat(t)) for s, c, t in h["stamps"]}
+        vm.snap["names"] = set(vm.stamps)
+    else:
+        s = vm.snap
+
+        at_s, len_s = (int(x) for x in h["stamps_at"])
+        if base + at_s + len_s > size:
+            f.close()
+            return None
+
+        def base_stamps():
+            got = _read_stamps(f, base + at_s, len_s)
+            s["names"] = set(got)
+            return got
+
+        vm._stamps_from, vm._nsrc, vm.fp = base_stamps, int(h["nsrc"]), h.get("fp")
+    _apply_compact_delta(vm, path)
     return vm
 
+# %% ../nbs/06a_vectors.ipynb #c0a1b2d4
+COMPACT_DELTA_MAGIC = b"minirag compact delta 1\n"
+_ROW_BYTES = dict(ids=8, src=4, cidx=4, kwlen=4, scale=4)  # per row; q8, bits and f32 depend on the dimension
 
-def _one_shot_compact(con, db_key: str, path: Path, dim: int, gen: str) -> VectorMatrix | None:
-    """Above COMPACT_ABOVE: the compact snapshot a holding process left, when current or behind only by deletes;
-    None (scan instead) when there is none, or it lacks rows written since."""
+
+def _rows_between(vm: VectorMatrix, name: str, lo: int, hi: int) -> np.ndarray:
+    "Rows [lo, hi) of one per-row array of a mapped compact snapshot, as they are in its file (room included)."
+    s = vm.snap
+    if name == "f32":
+        return np.frombuffer(os.pread(vm._disk.fileno(), (hi - lo) * vm.dim * 4, s["at"]["f32"] + lo * vm.dim * 4), np.uint8)
+    m = s["maps"][name]
+    return np.ascontiguousarray(m[:, lo:hi] if name == "bits" else m[lo:hi])
+
+
+def _delta_crc(vm: VectorMatrix, body: bytes, n: int) -> int:
+    "The checksum a compact delta carries: its own bytes, then every byte of the rows it adds."
+    c = zlib.crc32(body)
+    for name in _PER_ROW:
+        c = zlib.crc32(_rows_between(vm, name, vm.snap["nb"], n), c)
+    return c
+
+
+def _apply_compact_delta(vm: VectorMatrix, path: Path) -> bool:
+    """Bring `vm`, just mapped from the compact snapshot at `path`, up to its delta; False (and `vm` untouched) if
+    there is none, or it follows another snapshot, or any byte of it or of the rows it adds is wrong."""
+    s = vm.snap
+    try:
+        raw = delta_path(path).read_bytes()
+    except OSError:
+        return False
+    m = len(COMPACT_DELTA_MAGIC)
+    if len(raw) < m + 12 or raw[:m] != COMPACT_DELTA_MAGIC:
+        return False
+    hlen, crc = int.from_bytes(raw[m : m + 8], "little"), int.from_bytes(raw[m + 8 : m + 12], "little")
+    body = raw[m + 12 :]
+    if hlen > len(body):
+        return False
+    try:
+        h = json.loads(body[:hlen])
+        nb, ncb, n, ncodes = s["nb"], s["ncodes"], int(h["n"]), int(h["ncodes"])
+        if (h["token"], h["dim"], h["nb"], h["base_codes"]) != (s["token"], vm.dim, nb, ncb):
+            return False
+        if not nb <= n <= s["cap"] or ncodes < ncb or _delta_crc(vm, body, n) != crc:
+            return False
+        want, got = dict(head=ncodes - ncb, alive=-(-n // 8)), {}
+        for name, (dt, count, off) in h["arrays"].items():
+            if np.dtype(dt) != _DELTA_DTYPES[name] or count != want[name]:
+                return False
+            got[name] = np.frombuffer(body, _DELTA_DTYPES[name], count, hlen + off)
+        if set(got) != set(want):
+            return False
+        src = s["maps"]["src"][nb:n] if n > nb else np.zeros(0, np.int32)
+        if (len(src) and (src.min() < 0 or src.max() >= ncodes)) or (
+            len(got["head"]) and (got["head"].min() < 0 or got["head"].max() >= n)
+        ):
+            return False
+        gone, new, nsrc, fp = list(h["gone"]), list(h["new"]), int(h["nsrc"]), h.get("fp")
+        if any(not ncb <= int(c) < ncodes for _, c, _ in new):
+            return False
+    except (ValueError, KeyError, TypeError, IndexError, OSError):
+        return False
+
+    def delta_stamps(base):  # applied when the stamps are first needed
+        for name in gone:
+            base.pop(name, None)
+        for name, c, t in new:
+            base[name] = (int(c), None if t is None else datetime.fromisoformat(t))
+        return base
+
+    if vm._stamps_from is None:
+        vm.stamps = delta_stamps(dict(vm.stamps))
+    else:
+        read = vm._stamps_from
+        vm._stamps_from, vm._nsrc, vm.fp = (lambda: delta_stamps(read())), nsrc, fp
+    _map_rows(vm, n)
+    vm.alive = np.unpackbits(got["alive"], count=n).astype(bool)
+    vm.head = np.concatenate([vm.head[:ncb], got["head"]])
+    vm._ncodes = vm._known_heads = ncodes
+    s["filed"] = n
+    return True
+
+
+def _map_rows(vm: VectorMatrix, n: int):
+    "Point `vm`'s mapped arrays at the first `n` rows of its snapshot file."
+    for name, m in vm.snap["maps"].items():
+        setattr(vm, name, m[:, :n] if name == "bits" else m[:n])
+    vm.n = n
+    vm._by_code = vm._id2row = vm._kwstats = vm._headrow = None
+
+
+def _append_in_place(vm: VectorMatrix, ids, sources, chunk_index, mat: np.ndarray, stamps: dict, kw_len) -> bool:
+    """Write new rows into the room of the mapped compact snapshot (its follow lock held: no reader reads past the
+    rows its delta names) and map them; False when there is no room or no lock."""
+    s, m = vm.snap, len(ids)
+    lo, hi = vm.n, vm.n + m
+    if s is None or s.get("held") is None or hi > s["cap"] or vm.mu is None:
+        return False
+    enc = sources.dictionary_encode()
+    lut = np.array([vm._code(x, stamps.get(x)) for x in enc.dictionary.to_pylist()], np.int32)
+    src = lut[enc.indices.to_numpy(zero_copy_only=False)]
+    amax = np.abs(mat).max(axis=1)
+    scale = np.where(amax > 0, amax / 127, 1).astype(np.float32)
+    rows = dict(
+        ids=np.asarray(ids, np.int64),
+        src=src.astype(np.int32),
+        cidx=np.asarray(chunk_index, np.int32),
+        kwlen=np.zeros(m, np.int32) if kw_len is None else np.asarray(kw_len, np.int32),
+        scale=scale,
+        q8=np.rint(mat / scale[:, None]).astype(np.int8),
+        f32=np.ascontiguousarray(mat, np.float32),
+    )
+    fd, at, cap = s["held"].fileno(), s["at"], s["cap"]
+    for name, a in rows.items():
+        os.pwrite(fd, np.ascontiguousarray(a).tobytes(), at[name] + lo * (a.nbytes // m))
+    bits = vm._pack(mat - vm.mu)  # (rows, words)
+    for j in range(bits.shape[1]):
+        os.pwrite(fd, np.ascontiguousarray(bits[:, j]).tobytes(), at["bits"] + (j * cap + lo) * 8)
+    vm.alive = _grow(vm.alive, hi)
+    vm.alive[lo:hi] = True
+    _map_rows(vm, hi)
+    vm.head = _grow(vm.head, vm._ncodes)
+    order = np.lexsort((rows["cidx"], src))
+    first = order[np.r_[True, src[order][1:] != src[order][:-1]]]
+    for c, r in zip(src[first].tolist(), (first + lo).tolist()):
+        if c >= vm._known_heads or vm.cidx[r] < vm.cidx[vm.head[c]]:
+            vm.head[c] = r
+    vm._known_heads = vm._ncodes
+    return True
+
+
+def _save_compact_delta(vm: VectorMatrix, path: Path) -> bool:
+    "Record in the delta beside the compact snapshot which rows it holds now (those appended in its room included)."
+    s, n = vm.snap, vm.n
+    live_base = {name for name, (c, _) in vm.stamps.items() if c < s["ncodes"]}
+    arrays = dict(head=vm.head[s["ncodes"] : vm._ncodes], alive=np.packbits(vm.alive[:n]))
+    layout, payload, off = {}, [], 0
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a, _DELTA_DTYPES[name])
+        layout[name] = (a.dtype.str, len(a), off)
+        payload.append(a.tobytes())
+        off += a.nbytes
+    header = json.dumps(
+        dict(
+            token=s["token"],
+            dim=vm.dim,
+            nb=s["nb"],
+            base_codes=s["ncodes"],
+            n=n,
+            ncodes=vm._ncodes,
+            gone=sorted(s["names"] - live_base),
+            arrays=layout,
+            nsrc=len(vm.stamps),
+            fp=_vm_fingerprint(vm),
+            new=[[name, c, _iso(t)] for name, (c, t) in vm.stamps.items() if c >= s["ncodes"]],
+        )
+    ).encode()
+    body = header + b"".join(payload)
+    lead = COMPACT_DELTA_MAGIC + len(header).to_bytes(8, "little") + _delta_crc(vm, body, n).to_bytes(4, "little")
+    if _replace(delta_path(path), [(0, lead + body)]) is None:
+        return False
+    s["filed"] = n
+    return True
+
+
+@contextlib.contextmanager
+def _follow_lock(vm: VectorMatrix):
+    """Hold the compact snapshot's lock while `vm` follows the index, if the file is still the one `vm` maps and its
+    delta still names the rows `vm` holds; else (or read-only, or no advisory locks) follow without appending."""
+    s, fcntl = vm.snap, _fcntl()
+    try:
+        f = open(s["path"], "r+b", buffering=0) if fcntl is not None else None
+    except OSError:
+        f = None
+    if f is None:
+        yield
+        return
+    try:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            d = _delta_state(s["path"])  # what the delta says now: another process may have added rows meanwhile
+            if os.fstat(f.fileno()).st_ino == s["ino"] and (d or (s["token"], s["nb"])) == (s["token"], vm.n):
+                s["held"] = f
+            yield
+        finally:
+            s["held"] = None
+            fcntl.flock(f, fcntl.LOCK_UN)
+    finally:
+        f.close()
+
+
+def _delta_state(path: Path) -> tuple[str, int] | None:
+    "(token of the snapshot it follows, rows) of the compact delta beside `path`, from its header alone; None if none."
+    try:
+        with open(delta_path(path), "rb") as f:
+            lead = f.read(len(COMPACT_DELTA_MAGIC) + 12)
+            if len(lead) < len(COMPACT_DELTA_MAGIC) + 12 or not lead.startswith(COMPACT_DELTA_MAGIC):
+                return None
+            h = json.loads(f.read(int.from_bytes(lead[len(COMPACT_DELTA_MAGIC) : -4], "little")))
+        return h["token"], int(h["n"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
+def _one_shot_compact(
+    con, db_key: str, path: Path, dim: int, gen: str, cache: bool = True
+) -> VectorMatrix | None:
+    """Above COMPACT_ABOVE: the compact snapshot beside the index brought up to date, the rows written since appended
+    in its room and named in a small delta for the next process; None (scan instead) when there is none, its room is
+    used up, or it cannot be locked and lacks rows."""
     vm = load_compact(path, dim)
     if vm is None:
         return None
-    if not vm.refresh(con, gen, grow=False):
+    before = (vm.n, int(vm.alive[: vm.n].sum()), vm.source_count())
+    with _follow_lock(vm):
+        ok = vm.refresh(con, gen, grow=False)
+        if ok and vm.snap["held"] is not None and (vm.n, int(vm.alive[: vm.n].sum()), vm.source_count()) != before:
+            _save_compact_delta(vm, path)
+    if not ok:
         vm.close()
         return None
-    with _cache_lock:
-        _cache[db_key] = vm
+    if cache:
+        with _cache_lock:
+            _cache[db_key] = vm
     return vm
+
+
+def keep_compact(con, db_key: str, write: bool = True, say=None) -> str | None:
+    """After a one-shot process wrote above COMPACT_ABOVE (a CLI sync or ingest): leave the compact snapshot current
+    for the next one-shot query — the new rows appended in place, or (`write`) the whole snapshot written when there
+    is none or its room is used up, told through `say`. Returns "followed", "written" or None."""
+    path = snapshot_path(db_key)
+    if path is None or tuning.holds_vectors() or not os.access(path.parent, os.W_OK) or not _rows.has_chunks(con):
+        return None
+    n = _rows.chunk_count(con)
+    if n <= COMPACT_ABOVE:
+        return None
+    meta = _rows.meta(con)
+    gen, dim = meta.get("generation", "0"), int(meta.get("dim", 0))
+    vm = _one_shot_compact(con, db_key, path, dim, gen, cache=False)
+    if vm is not None:
+        vm.close()
+        if not write or vm.snap["cap"] > vm.n:  # else one written before it had room: written again, once
+            return "followed"
+    if not write:
+        return None
+    if say:
+        say(f"writing the vector snapshot one-shot queries map ({n:,} chunks, about {n * 2 // 1000:,} MB; later writes add to it)")
+    vm = VectorMatrix(dim, True)
+    vm.reserve(n)
+    vm.load(con)
+    vm.gen = gen
+    ok = save_compact(vm, path)
+    vm.close()
+    return "written" if ok else None

@@ -321,16 +321,21 @@ def test_a_compact_snapshot_serves_one_shot_processes_while_current(store, tmp_p
             assert _one_shot(store, q, 10, ["/docs/a"]) == _exact(con, q, 10, "/docs/a/")
             assert _one_shot(store, q, 5, ["/docs/b/doc30.md"]) == []
     assert seen == []
-    _add(store, rng, "c/new.md", 7)   # rows it lacks: one-shot processes scan in DuckDB, as with no snapshot
+    ino, size = _state(snap)
+    _add(store, rng, "c/new.md", 7)   # rows it lacks: the next one-shot process reads only those, into the file's room
     with store.session() as con:
         assert _one_shot(store, qs[0], 5, ["/docs/c/new.md"]) == _exact(con, qs[0], 5, "/docs/c/new.md")
-    assert key not in V._cache and seen == []
-    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "1")   # a server starts from it and adds the new rows in place
+        assert seen == [1] and V._cache[key].mapped and _state(snap) == (ino, size)   # not rewritten: a small delta
+        assert V.load_compact(snap, DIM).n == 1207 and V.delta_path(snap).exists()
+        for q in qs:   # the one after it reads nothing from DuckDB
+            assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
+            assert _one_shot(store, q, 5, ["/docs/c/new.md"]) == _exact(con, q, 5, "/docs/c/new.md")
+    assert seen == [1] and V._cache[key].mapped
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "1")   # a server starts from it too
     with store.session() as con:
         assert _holding(store, qs[1], 5, ["/docs/c/new.md"]) == _exact(con, qs[1], 5, "/docs/c/new.md")
         assert _ask(store, qs[1], c=0.3) == _exact(con, qs[1], 10, None, 0.3)
-    assert seen == [1] and not V._cache[key].mapped
-    assert V.load_compact(snap, DIM).n == 1207   # and leaves it current
+    assert seen == [1] and V.load_compact(snap, DIM).n == 1207
     assert not list(snap.parent.glob(".vectors-*"))
 
 def test_a_foreign_or_damaged_compact_snapshot_is_never_trusted(store, tmp_path, monkeypatch):
@@ -349,3 +354,35 @@ def test_a_foreign_or_damaged_compact_snapshot_is_never_trusted(store, tmp_path,
             assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
             assert key not in V._cache   # scanned in DuckDB
     other.close()
+
+def test_a_one_shot_writer_leaves_a_compact_snapshot_and_a_damaged_delta_is_never_trusted(store, monkeypatch):
+    "No server ever ran: a CLI sync writes the compact snapshot whole, later writes only add rows in its room; a delta or row whose bytes changed is ignored (a scan answers)."
+    monkeypatch.setattr(V, "COMPACT_ABOVE", 100)
+    monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
+    key, snap, rng, qs = str(store.db_file), V.snapshot_path(str(store.db_file)), np.random.default_rng(27), _queries(2)
+    said = []
+    with store.session() as con:
+        assert V.keep_compact(con, key, write=False) is None and not snap.exists()   # an ingest does not write it whole
+        assert V.keep_compact(con, key, say=said.append) == "written" and "1,200 chunks" in said[0]
+    ino, size = _state(snap)
+    read = []   # the sources' stamps read from DuckDB: not while the index is as the snapshot says
+    real = Tables.stamps
+    monkeypatch.setattr(Tables, "stamps", lambda self, con=None: read.append(1) or real(self, con))
+    with store.session() as con: assert _one_shot(store, qs[0], c=0.3) == _exact(con, qs[0], 10, None, 0.3)
+    assert read == [] and V._cache[key].mapped and V._cache[key]._stamps_from is not None   # nor from the file
+    _add(store, rng, "c/new.md", 7)
+    seen = _loads(monkeypatch)
+    with store.session() as con: assert V.keep_compact(con, key) == "followed"
+    assert seen == [1] and _state(snap) == (ino, size) and V.load_compact(snap, DIM).n == 1207 and len(read) == 1
+    with store.session() as con:
+        assert _one_shot(store, qs[0], 5, ["/docs/c/new.md"]) == _exact(con, qs[0], 5, "/docs/c/new.md")
+    assert V._cache[key].mapped and seen == [1]
+    whole, delta = snap.read_bytes(), V.delta_path(snap).read_bytes()
+    row = V.load_compact(snap, DIM).snap["at"]["q8"] + 1203 * DIM   # an appended row's int8 vector
+    for bad_snap, bad_delta in [(whole, delta[:-3]), (whole, delta.replace(b'"n": 1207', b'"n": 1206', 1)),
+                                (whole[:row] + bytes(DIM) + whole[row + DIM:], delta)]:
+        snap.write_bytes(bad_snap); V.delta_path(snap).write_bytes(bad_delta)
+        assert V.load_compact(snap, DIM).n == 1200   # the delta is ignored: the snapshot lacks the new rows
+        with store.session() as con:
+            assert _one_shot(store, qs[1], 5, ["/docs/c/new.md"]) == _exact(con, qs[1], 5, "/docs/c/new.md")
+        assert key not in V._cache   # scanned in DuckDB
