@@ -341,6 +341,7 @@ LakeStore.sync_lock = _sync_lock
 
 # %% ../nbs/05c_lake.ipynb #ce542afd
 _WRITE_KEY = (0x6D696E69, 0x77726974)  # "mini", "writ": the write lock's keys
+_LOCK_SLICE = 2.0  # seconds: a wait for the write lock is made of waits this long at the server
 
 
 class LakeWriteBusyError(MiniragError):
@@ -348,39 +349,46 @@ class LakeWriteBusyError(MiniragError):
 
 
 def _take_write_lock(self: LakeStore):
-    "Wait for the write lock on this store's lock connection (opened once, and again if the server dropped it)."
-    for attempt in range(2):
+    """Wait for the write lock on this store's lock connection (opened once, and again if the server dropped it),
+    in waits of at most `_LOCK_SLICE` at the server: Ctrl-C is seen between two."""
+    start, reopened = time.monotonic(), False
+    while True:
         try:
             if self._locker is None:
                 self._locker = _pg(self.catalog, f"minirag write {socket.gethostname()} pid {os.getpid()}")
             con = self._locker
             con.execute("BEGIN TRANSACTION")  # one server session, and one server transaction, until ROLLBACK
-        except duckdb.Error as e:
+            if _pg_query(con, "SELECT pg_try_advisory_xact_lock(%d, %d)" % _WRITE_KEY)[0][0]:
+                return con
+        except duckdb.InterruptException:  # Ctrl-C: DuckDB caught it
             self._drop_locker()
-            if attempt:
+            raise KeyboardInterrupt from None
+        except duckdb.Error as e:  # the catalog server is unreachable, or dropped the session: open another, once
+            self._drop_locker()
+            if reopened:
                 raise IndexUnavailableError(
                     f"cannot take the write lock of {self.shown}: {str(e).splitlines()[0][:200]}; check that the "
                     "PostgreSQL server is running and MINIRAG_CATALOG names it"
                 ) from None
+            reopened = True
             continue
-        try:
-            _pg_query(con, f"SELECT set_config('lock_timeout', '{int(WRITE_LOCK_WAIT * 1000)}', true)")
-            _pg_query(con, "SELECT pg_advisory_xact_lock(%d, %d)" % _WRITE_KEY)
-            return con
-        except duckdb.Error:
-            _rollback(con)
-        # the wait timed out, or the session is gone (the message, in the server's language, is not read): a
-        # session that can still name the holder timed out
-        try:
+        left = WRITE_LOCK_WAIT - (time.monotonic() - start)
+        if left <= 0:
             held = _holder(con, _WRITE_KEY, "minirag write ")
-        except duckdb.Error:
+            _rollback(con)
+            raise LakeWriteBusyError(
+                f"another process has held the write lock of {self.shown} for more than {WRITE_LOCK_WAIT} s "
+                f"({held}); try again when its write (a large batch, maintain or copy) has finished"
+            )
+        try:
+            _pg_query(con, f"SELECT set_config('lock_timeout', '{max(1, int(min(left, _LOCK_SLICE) * 1000))}', true)")
+            _pg_query(con, "SELECT pg_advisory_xact_lock(%d, %d)" % _WRITE_KEY)  # the server queues the waiters
+            return con
+        except duckdb.InterruptException:
             self._drop_locker()
-            continue
-        raise LakeWriteBusyError(
-            f"another process has held the write lock of {self.shown} for more than {WRITE_LOCK_WAIT} s ({held}); "
-            "try again when its write (a large batch, maintain or copy) has finished"
-        )
-    raise IndexUnavailableError(f"cannot take the write lock of {self.shown}: the catalog server dropped the session")
+            raise KeyboardInterrupt from None
+        except duckdb.Error:  # the wait timed out (or the session went: the next round finds out)
+            _rollback(con)
 
 
 def _rollback(con):
