@@ -4,9 +4,8 @@
 
 # %% ../nbs/05c_lake.ipynb #b6835e26
 from __future__ import annotations
-import ctypes, os, socket, time
-from contextlib import nullcontext
-from contextlib import contextmanager
+import ctypes, functools, os, socket, time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit, parse_qsl, urlencode, quote
@@ -96,6 +95,7 @@ def is_conflict(e: BaseException, committing: bool = False) -> bool:
     return committing and isinstance(e, duckdb.Error) and not isinstance(e, duckdb.OutOfMemoryException)
 
 # %% ../nbs/05c_lake.ipynb #d8a292e9
+@functools.cache
 def _layout() -> set:
     "(table, column) of every table a lake starts with, read from the same statements run on an empty database."
     con = duckdb.connect()
@@ -374,7 +374,10 @@ def _take_write_lock(self: LakeStore):
             continue
         left = WRITE_LOCK_WAIT - (time.monotonic() - start)
         if left <= 0:
-            held = _holder(con, _WRITE_KEY, "minirag write ")
+            try:
+                held = _holder(con, _WRITE_KEY, "minirag write ")
+            except duckdb.Error:
+                held = "holder unknown"
             _rollback(con)
             raise LakeWriteBusyError(
                 f"another process has held the write lock of {self.shown} for more than {WRITE_LOCK_WAIT} s "
@@ -681,7 +684,7 @@ def _session(self: LakeStore):
                 yield con
         except Exception as e:
             # a failed statement, or a failed commit (`CommitConflict`) that left the connection invalidated
-            if self._depth == 0 and (isinstance(e, duckdb.Error) or (self._con and is_invalidated(self._con))):
+            if self._depth == 0 and (isinstance(e, duckdb.Error) or (self._con is not None and is_invalidated(self._con))):
                 self.drop_connection()
             raise
 
