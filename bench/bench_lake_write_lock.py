@@ -57,7 +57,9 @@ def main(argv=None):
                 lake = dict(MINIRAG_CATALOG=pg.new_database(), MINIRAG_DATA=str(tmp / f"data-{arm}{i}"))
                 s = one_sync(tmp / "docs", tmp / f"{arm}{i}", lake, model, emb)
                 w = small_writes(pg.new_database(), tmp / f"w-{arm}{i}", tmp / f"w-{arm}{i}", a.writes)
-                got[arm] = dict(arm=arm, sync_seconds=s["seconds"], commits=s.get("snapshots"), writes_seconds=round(w, 2))
+                got[arm] = dict(
+                    arm=arm, sync_seconds=s["seconds"], commits=s.get("snapshots"), writes_seconds=round(w, 2)
+                )
                 print(json.dumps(got[arm]), flush=True)
             ratios["sync"].append(got["locked"]["sync_seconds"] / got["unlocked"]["sync_seconds"])
             ratios["writes"].append(got["locked"]["writes_seconds"] / got["unlocked"]["writes_seconds"])

@@ -46,8 +46,17 @@ def writer(url: str, data: str, home: str, rounds: int, seed: int, unlocked: boo
         for s in rnd.sample(files, rnd.choice([1, 1, 1, 4, 5])):
             n = rnd.randint(1, 4)
             chunks = [
-                dict(chunk_index=i, parent_id=f"p{i}", text=f"{s} word{i}", prefix_len=0, section_head="",
-                     kind="text", tokens=3, scheme=1, ehash=rnd.randint(1, 2**40))
+                dict(
+                    chunk_index=i,
+                    parent_id=f"p{i}",
+                    text=f"{s} word{i}",
+                    prefix_len=0,
+                    section_head="",
+                    kind="text",
+                    tokens=3,
+                    scheme=1,
+                    ehash=rnd.randint(1, 2**40),
+                )
                 for i in range(n)
             ]
             items.append((SourceRecord(s, root="/docs"), chunks, np.random.rand(n, 8).astype("float32")))
@@ -99,9 +108,22 @@ def main(argv=None):
                     for k, v in got["kinds"].items():
                         kinds[k] = kinds.get(k, 0) + v
             lost = sum(v for k, v in kinds.items() if not k.startswith("gave up"))
-            print(json.dumps(dict(run=run, lock=not a.unlocked, procs=a.procs, rounds=a.rounds,
-                                  seconds=round(time.perf_counter() - t, 1), lost_races=lost, writes_failed=failed,
-                                  unclean_exits=unclean, errors=kinds)), flush=True)
+            print(
+                json.dumps(
+                    dict(
+                        run=run,
+                        lock=not a.unlocked,
+                        procs=a.procs,
+                        rounds=a.rounds,
+                        seconds=round(time.perf_counter() - t, 1),
+                        lost_races=lost,
+                        writes_failed=failed,
+                        unclean_exits=unclean,
+                        errors=kinds,
+                    )
+                ),
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

@@ -683,9 +683,10 @@ def _session(self: LakeStore):
             with _store_session(self) as con:
                 yield con
         except Exception as e:
-            # a failed statement, or a failed commit (`CommitConflict`) that left the connection invalidated
-            if self._depth == 0 and (isinstance(e, duckdb.Error) or (self._con is not None and is_invalidated(self._con))):
-                self.drop_connection()
+            if self._depth == 0 and self._con is not None:
+                # a failed statement, or a failed commit (`CommitConflict`) that left the connection invalidated
+                if isinstance(e, duckdb.Error) or is_invalidated(self._con):
+                    self.drop_connection()
             raise
 
 
