@@ -161,11 +161,34 @@ def test_sync_lock_spans_processes_and_names_its_holder(team, root, tmp_path, mo
     assert r.returncode == 0 and json.loads(r.stdout)["ingested"] == 12, r.stderr
 
 
+def committed_writes(catalog: str) -> int:
+    "The lake's newest snapshot id once a chunk was ever written (0 before: the layout's commits do not count)."
+    import duckdb
+    from minirag.lake import _pg, _pg_query
+
+    con = _pg(catalog, "test watcher")
+    try:
+        return _pg_query(
+            con,
+            "SELECT coalesce(max(snapshot_id), 0) FROM ducklake_snapshot "
+            "WHERE EXISTS (SELECT 1 FROM ducklake_table WHERE table_name = 'chunks')",
+        )[0][0]
+    except duckdb.Error:  # the catalog's own tables are not there yet
+        return 0
+    finally:
+        con.close()
+
+
 def test_a_writer_killed_while_writing_leaves_a_consistent_lake(team, root, tmp_path, model_dir):
     rnd = random.Random(7)
     for k in range(2):
+        before = committed_writes(team["MINIRAG_CATALOG"])
         p = writer(team, root, tmp_path / "victim", model_dir, rounds=50, seed=k)
-        time.sleep(rnd.uniform(6, 12))  # model loaded, in the middle of its writes
+        deadline = time.monotonic() + 300
+        while committed_writes(team["MINIRAG_CATALOG"]) <= before:  # its model loaded, its first write committed
+            assert p.poll() is None and time.monotonic() < deadline, "the writer never committed"
+            time.sleep(0.2)
+        time.sleep(rnd.uniform(1, 4))  # in the middle of its writes
         p.send_signal(signal.SIGKILL)
         p.communicate(timeout=60)
         assert p.returncode == -signal.SIGKILL
