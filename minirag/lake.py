@@ -4,8 +4,8 @@
 
 # %% ../nbs/05c_lake.ipynb #b6835e26
 from __future__ import annotations
-import os, socket, time
-from contextlib import contextmanager
+import ctypes, functools, os, socket, time
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit, parse_qsl, urlencode, quote
@@ -16,9 +16,10 @@ from .store import add_document_columns, CHUNK_FIELDS, has_chunks
 from . import tuning
 
 # %% auto #0
-__all__ = ['LAKE_SCHEMA', 'LAKE', 'OPEN_ATTEMPTS', 'HELD_ROWS_UP_TO', 'invalidated', 'lake_url', 'shown_catalog', 'data_path',
-           'lake_extension', 'is_conflict', 'CommitConflict', 'LakeStore', 'LakeSyncBusyError', 'LakeSyncLock',
-           'lake_counts', 'current_snapshot', 'LakeChanges', 'lake_changes', 'HeldRows', 'is_stale', 'open_store',
+__all__ = ['LAKE_SCHEMA', 'LAKE', 'OPEN_ATTEMPTS', 'WRITE_LOCK_WAIT', 'HELD_ROWS_UP_TO', 'invalidated', 'lake_url',
+           'shown_catalog', 'data_path', 'lake_extension', 'is_conflict', 'lacks_layout', 'lay_out', 'CommitConflict',
+           'LakeStore', 'LakeSyncBusyError', 'LakeSyncLock', 'LakeWriteBusyError', 'lake_counts', 'current_snapshot',
+           'LakeChanges', 'lake_changes', 'HeldRows', 'is_invalidated', 'discard', 'is_stale', 'open_store',
            'copy_index']
 
 # %% ../nbs/05c_lake.ipynb #c89640a4
@@ -66,6 +67,9 @@ _OPTIONS = {"expire_older_than": "1 hour", "delete_older_than": "1 hour"}
 # loading reader allows itself (it streams under a small cap)
 _OPTIONS["parquet_row_group_size"] = "8192"
 OPEN_ATTEMPTS = 6  # tries to open the lake before the error is the user's
+# a write waits this long for another process's write to end (a large batch, `maintain`, a copy) before the wait
+# is the user's error
+WRITE_LOCK_WAIT = 600
 
 # %% ../nbs/05c_lake.ipynb #2c6561e2
 def lake_extension(name: str) -> Path:
@@ -90,6 +94,38 @@ def is_conflict(e: BaseException, committing: bool = False) -> bool:
     # class the PostgreSQL client maps it to, with the server's text
     return committing and isinstance(e, duckdb.Error) and not isinstance(e, duckdb.OutOfMemoryException)
 
+# %% ../nbs/05c_lake.ipynb #d8a292e9
+@functools.cache
+def _layout() -> set:
+    "(table, column) of every table a lake starts with, read from the same statements run on an empty database."
+    con = duckdb.connect()
+    con.execute(LAKE_SCHEMA)
+    add_document_columns(con)
+    got = con.execute(
+        "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = current_database()"
+    ).fetchall()
+    con.close()
+    return set(got)
+
+
+def lacks_layout(con) -> bool:
+    "True if the lake open on `con` misses a table, a column or an option of its layout."
+    have = con.execute("SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = ?", [LAKE])
+    if not _layout() <= set(have.fetchall()):
+        return True
+    opts = set(con.execute(f"SELECT option_name, value FROM {LAKE}.options()").fetchall())
+    return any((k, v) not in opts for k, v in _OPTIONS.items())
+
+
+def lay_out(con):
+    "Create what the lake open on `con` lacks; DuckLake passes over a table or column that is there, without a commit."
+    con.execute(LAKE_SCHEMA)
+    add_document_columns(con)
+    for k, v in _OPTIONS.items():
+        held = con.execute(f"SELECT count(*) FROM {LAKE}.options() WHERE option_name = ? AND value = ?", [k, v])
+        if held.fetchone()[0] == 0:
+            con.execute(f"CALL {LAKE}.set_option('{k}', '{v}')")
+
 # %% ../nbs/05c_lake.ipynb #22d79f5d
 class CommitConflict(MiniragError):
     "A write lost a race with another writer's commit (retried whole by `Tables`; seen by a user only if it persists)."
@@ -103,6 +139,7 @@ class LakeStore(Store):
     def __init__(self, catalog: str, data: str, db_file: str | Path, lock_wait: float | None = None, **kw):
         super().__init__(db_file, lock_wait, **kw)  # db_file: this machine's folder (vector snapshot)
         self.catalog, self.data, self._made = catalog, data, False
+        self._locker, self._writing = None, False  # the write lock's connection; True while this store holds it
 
     def __repr__(self):
         return f"LakeStore({shown_catalog(self.catalog)}, {self.data})"
@@ -123,11 +160,11 @@ class LakeStore(Store):
     def close(self):
         with self._lock:
             if self._con is not None and self._depth == 0:
-                lake_connections.discard(id(self._con))
-                try:
-                    self._con.close()
-                finally:
-                    self._con = None
+                con, self._con = self._con, None
+                discard(con)
+            if self._locker is not None and not self._writing:
+                locker, self._locker = self._locker, None
+                discard(locker)
 
     def _attach(self):
         con = connect(":memory:")  # fts: the stemmer of the postings
@@ -141,20 +178,11 @@ class LakeStore(Store):
             path = data_path(self.data).replace("'", "''")
             con.execute(f"ATTACH 'ducklake:postgres:{url}' AS {LAKE} (DATA_PATH '{path}')")
             con.execute(f"USE {LAKE}")
-            con.execute(LAKE_SCHEMA)
-            # the columns added after the first layout (dates, labels); DuckLake adds a missing column in one
-            # commit and passes over one that is there without a commit
-            add_document_columns(con)
-            for k, v in _OPTIONS.items():
-                if (
-                    con.execute(
-                        f"SELECT count(*) FROM {LAKE}.options() WHERE option_name = ? AND value = ?", [k, v]
-                    ).fetchone()[0]
-                    == 0
-                ):
-                    con.execute(f"CALL {LAKE}.set_option('{k}', '{v}')")
+            if lacks_layout(con):  # a new lake, or one made before a column: laid out by one writer at a time
+                with self.write_lock():
+                    lay_out(con)
         except BaseException:
-            con.close()
+            discard(con)
             raise
         return con
 
@@ -201,8 +229,9 @@ class LakeStore(Store):
 
     @contextmanager
     def transaction(self):
-        "A session inside BEGIN … COMMIT; a commit that lost a race is `CommitConflict` (retried by `Tables`)."
-        with self.session() as con:
+        """A session inside BEGIN … COMMIT, holding the lake's write lock; a commit that still lost a race is
+        `CommitConflict` (retried by `Tables`)."""
+        with self.session() as con, self.write_lock():
             con.execute("BEGIN TRANSACTION")
             try:
                 yield con
@@ -248,6 +277,17 @@ def _pg_query(con, sql: str) -> list:
     return con.execute("SELECT * FROM postgres_query('pg', ?)", [sql]).fetchall()
 
 
+def _holder(con, key: tuple, prefix: str) -> str:
+    "Who holds the advisory lock `key`, as its `application_name` says (less `prefix`), and for how long."
+    who = _pg_query(
+        con,
+        "SELECT a.application_name, extract(epoch FROM now() - a.backend_start)::int FROM pg_locks l "
+        "JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted "
+        "AND l.classid = %d AND l.objid = %d" % key,
+    )
+    return f"{who[0][0].removeprefix(prefix)}, running for {who[0][1]} s" if who else "holder unknown"
+
+
 class LakeSyncLock:
     "The lake's sync lock: a PostgreSQL advisory lock held by a connection of this process."
 
@@ -271,14 +311,8 @@ class LakeSyncLock:
         if got:
             self.con = con
             return self
-        who = _pg_query(
-            con,
-            "SELECT a.application_name, extract(epoch FROM now() - a.backend_start)::int FROM pg_locks l "
-            "JOIN pg_stat_activity a ON a.pid = l.pid WHERE l.locktype = 'advisory' AND l.granted "
-            "AND l.classid = %d AND l.objid = %d" % _LOCK_KEY,
-        )
+        held = _holder(con, _LOCK_KEY, "minirag sync ")
         con.close()
-        held = f"{who[0][0].removeprefix('minirag sync ')}, running for {who[0][1]} s" if who else "holder unknown"
         raise LakeSyncBusyError(
             f"another sync is already running on {self.store.shown} ({held}); wait for it to finish and run sync "
             "again (the lock is released when that process ends, on whatever machine)"
@@ -305,6 +339,95 @@ def _sync_lock(self: LakeStore) -> LakeSyncLock:
 
 LakeStore.sync_lock = _sync_lock
 
+# %% ../nbs/05c_lake.ipynb #ce542afd
+_WRITE_KEY = (0x6D696E69, 0x77726974)  # "mini", "writ": the write lock's keys
+_LOCK_SLICE = 2.0  # seconds: a wait for the write lock is made of waits this long at the server
+
+
+class LakeWriteBusyError(MiniragError):
+    "Another process held the lake's write lock for longer than a write waits (`WRITE_LOCK_WAIT`)."
+
+
+def _take_write_lock(self: LakeStore):
+    """Wait for the write lock on this store's lock connection (opened once, and again if the server dropped it),
+    in waits of at most `_LOCK_SLICE` at the server: Ctrl-C is seen between two."""
+    start, reopened = time.monotonic(), False
+    while True:
+        try:
+            if self._locker is None:
+                self._locker = _pg(self.catalog, f"minirag write {socket.gethostname()} pid {os.getpid()}")
+            con = self._locker
+            con.execute("BEGIN TRANSACTION")  # one server session, and one server transaction, until ROLLBACK
+            if _pg_query(con, "SELECT pg_try_advisory_xact_lock(%d, %d)" % _WRITE_KEY)[0][0]:
+                return con
+        except duckdb.InterruptException:  # Ctrl-C: DuckDB caught it
+            self._drop_locker()
+            raise KeyboardInterrupt from None
+        except duckdb.Error as e:  # the catalog server is unreachable, or dropped the session: open another, once
+            self._drop_locker()
+            if reopened:
+                raise IndexUnavailableError(
+                    f"cannot take the write lock of {self.shown}: {str(e).splitlines()[0][:200]}; check that the "
+                    "PostgreSQL server is running and MINIRAG_CATALOG names it"
+                ) from None
+            reopened = True
+            continue
+        left = WRITE_LOCK_WAIT - (time.monotonic() - start)
+        if left <= 0:
+            try:
+                held = _holder(con, _WRITE_KEY, "minirag write ")
+            except duckdb.Error:
+                held = "holder unknown"
+            _rollback(con)
+            raise LakeWriteBusyError(
+                f"another process has held the write lock of {self.shown} for more than {WRITE_LOCK_WAIT} s "
+                f"({held}); try again when its write (a large batch, maintain or copy) has finished"
+            )
+        try:
+            _pg_query(con, f"SELECT set_config('lock_timeout', '{max(1, int(min(left, _LOCK_SLICE) * 1000))}', true)")
+            _pg_query(con, "SELECT pg_advisory_xact_lock(%d, %d)" % _WRITE_KEY)  # the server queues the waiters
+            return con
+        except duckdb.InterruptException:
+            self._drop_locker()
+            raise KeyboardInterrupt from None
+        except duckdb.Error:  # the wait timed out (or the session went: the next round finds out)
+            _rollback(con)
+
+
+def _rollback(con):
+    try:
+        con.execute("ROLLBACK")
+    except duckdb.Error:
+        pass
+
+
+def _drop_locker(self: LakeStore):
+    locker, self._locker = self._locker, None
+    if locker is not None:
+        discard(locker)
+
+
+@contextmanager
+def _write_lock(self: LakeStore):
+    "Inside: this store holds the lake's write lock (a write inside a write takes it once)."
+    with self._lock:
+        if self._writing:
+            yield
+            return
+        con = self._take_write_lock()
+        self._writing = True
+        try:
+            yield
+        finally:
+            self._writing = False
+            try:
+                con.execute("ROLLBACK")  # the server transaction ends, and the lock with it
+            except duckdb.Error:
+                self._drop_locker()  # the session is gone, and the lock with it
+
+
+LakeStore._take_write_lock, LakeStore._drop_locker, LakeStore.write_lock = _take_write_lock, _drop_locker, _write_lock
+
 # %% ../nbs/05c_lake.ipynb #631cfc63
 def lake_counts(con) -> dict:
     "Data files, delete files, snapshots and catalog rows of the lake open on `con`."
@@ -317,7 +440,7 @@ def lake_counts(con) -> dict:
 
 def _maintain(self: LakeStore) -> dict:
     "Merge small files, expire old snapshots, delete unreferenced files; the lake's counts before and after."
-    with self.session() as con:
+    with self.session() as con, self.write_lock():  # its rewrites commit like any write
         before = lake_counts(con)
         con.execute("CHECKPOINT")
         return dict(before=before, after=lake_counts(con))
@@ -518,6 +641,33 @@ def _keep_rows(self: LakeStore, con, snap: int):
 
 LakeStore.held_rows, LakeStore.keep_rows = _held_rows, _keep_rows
 
+# %% ../nbs/05c_lake.ipynb #dea3a57c
+# connections DuckDB invalidated: each held by one extra reference that is never released, so the interpreter never
+# frees them, not even at exit
+invalidated: list = []
+
+
+def is_invalidated(con) -> bool:
+    "True if every statement on `con` fails: DuckDB invalidated its database after a fatal or internal error."
+    try:
+        con.execute("SELECT 1").fetchall()
+        return False
+    except duckdb.Error:
+        return True
+
+
+def discard(con):
+    "Close `con`, or keep it unfreed to the end of the process when DuckDB invalidated it (its destructor throws)."
+    lake_connections.discard(id(con))
+    if is_invalidated(con):
+        ctypes.pythonapi.Py_IncRef(ctypes.py_object(con))
+        invalidated.append(con)
+        return
+    try:
+        con.close()
+    except duckdb.Error:
+        pass
+
 # %% ../nbs/05c_lake.ipynb #2aaf58eb
 # what DuckLake raises when its cached view of the catalog no longer holds (another process maintained the lake):
 # an internal error that invalidates the connection, or a failed read of a catalog table that was dropped
@@ -532,30 +682,20 @@ def _session(self: LakeStore):
         try:
             with _store_session(self) as con:
                 yield con
-        except duckdb.Error as e:
-            if self._depth == 0:
-                self.drop_connection(keep=isinstance(e, (duckdb.FatalException, duckdb.InternalException)))
+        except Exception as e:
+            if self._depth == 0 and self._con is not None:
+                # a failed statement, or a failed commit (`CommitConflict`) that left the connection invalidated
+                if isinstance(e, duckdb.Error) or is_invalidated(self._con):
+                    self.drop_connection()
             raise
 
 
-# connections DuckDB invalidated after a fatal error: closing or freeing one throws from a C++ destructor, which
-# aborts the process, so they are kept to the end and a console process leaves without tearing them down
-invalidated: list = []
-
-
-def _drop_connection(self: LakeStore, keep: bool = False):
-    "Forget the connection (closed if it still can be; kept, unclosed, if `keep`): the next session attaches afresh."
+def _drop_connection(self: LakeStore):
+    "Forget the connection (`discard`): the next session attaches afresh."
     con, self._con = self._con, None
     self.reattached = getattr(self, "reattached", 0) + 1
-    if con is not None and keep:
-        lake_connections.discard(id(con))
-        invalidated.append(con)
-    elif con is not None:
-        lake_connections.discard(id(con))
-        try:
-            con.close()
-        except duckdb.Error:
-            pass
+    if con is not None:
+        discard(con)
 
 
 def is_stale(e: BaseException) -> bool:
@@ -604,7 +744,7 @@ def copy_index(src: Store, dst: Store) -> dict:
     other.close()  # the file is attached to the lake's connection below, which needs it free
     file = str(other.db_file).replace("'", "''")
     counts = {}
-    with lake.session() as con:
+    with lake.session() as con, lake.write_lock() if other is src else nullcontext():
         con.execute(f"ATTACH '{file}' AS f{' (READ_ONLY)' if other is src else ''}")
         try:
             s, d = ("f", LAKE) if other is src else (LAKE, "f")

@@ -136,7 +136,9 @@ class Tables:
         return f"Tables({self.store.db_file if self.store else 'no store'})"
 
 # %% ../nbs/05b_tables.ipynb #a2c9bb36
-CONFLICT_RETRIES = 12  # a lost race is retried this often, waiting 20 ms growing to ~1 s (8 s in all)
+# a lost race is retried this often, waiting 20 ms growing to 2 s (about 16 s in all); a lake's writers take turns,
+# so this is the fallback for a race that still happens
+CONFLICT_RETRIES = 20
 
 
 def _retried(fn):
@@ -150,7 +152,7 @@ def _retried(fn):
             except Exception as e:
                 if attempt == CONFLICT_RETRIES or self.store is None or not self.store.is_conflict(e):
                     raise
-                time.sleep(min(1.0, 0.02 * 1.5**attempt) * random.uniform(0.5, 1.0))  # apart, not in step
+                time.sleep(min(2.0, 0.02 * 1.5**attempt) * random.uniform(0.5, 1.0))  # apart, not in step
 
     return run
 

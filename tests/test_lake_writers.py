@@ -1,8 +1,9 @@
 """Several writers on one lake, each a process with its own home and caches (a stand-in for a machine: they share
 only the PostgreSQL catalog and the data path): concurrent ingests, re-ingests and deletes of overlapping files, a
-sync lock that spans them and names its holder, and a writer killed with SIGKILL while it writes."""
+write lock they take turns at, a sync lock that spans them and names its holder, a writer killed with SIGKILL while
+it writes, and a process whose lake connection DuckDB invalidated that still exits cleanly."""
 
-import json, os, random, signal, socket, subprocess, sys, textwrap, time
+import json, os, random, signal, socket, subprocess, sys, textwrap, threading, time
 from pathlib import Path
 import pytest
 from conftest import need_tool, write
@@ -160,11 +161,34 @@ def test_sync_lock_spans_processes_and_names_its_holder(team, root, tmp_path, mo
     assert r.returncode == 0 and json.loads(r.stdout)["ingested"] == 12, r.stderr
 
 
+def committed_writes(catalog: str) -> int:
+    "The lake's newest snapshot id once a chunk was ever written (0 before: the layout's commits do not count)."
+    import duckdb
+    from minirag.lake import _pg, _pg_query
+
+    con = _pg(catalog, "test watcher")
+    try:
+        return _pg_query(
+            con,
+            "SELECT coalesce(max(snapshot_id), 0) FROM ducklake_snapshot "
+            "WHERE EXISTS (SELECT 1 FROM ducklake_table WHERE table_name = 'chunks')",
+        )[0][0]
+    except duckdb.Error:  # the catalog's own tables are not there yet
+        return 0
+    finally:
+        con.close()
+
+
 def test_a_writer_killed_while_writing_leaves_a_consistent_lake(team, root, tmp_path, model_dir):
     rnd = random.Random(7)
     for k in range(2):
+        before = committed_writes(team["MINIRAG_CATALOG"])
         p = writer(team, root, tmp_path / "victim", model_dir, rounds=50, seed=k)
-        time.sleep(rnd.uniform(6, 12))  # model loaded, in the middle of its writes
+        deadline = time.monotonic() + 300
+        while committed_writes(team["MINIRAG_CATALOG"]) <= before:  # its model loaded, its first write committed
+            assert p.poll() is None and time.monotonic() < deadline, "the writer never committed"
+            time.sleep(0.2)
+        time.sleep(rnd.uniform(1, 4))  # in the middle of its writes
         p.send_signal(signal.SIGKILL)
         p.communicate(timeout=60)
         assert p.returncode == -signal.SIGKILL
@@ -218,3 +242,115 @@ def test_conflicts_are_retried_when_the_server_speaks_russian(pg_russian, tmp_pa
     ix.sync()
     assert_exact(ix, root, tmp_path, model_dir)
     ix.close()
+
+
+def test_writers_take_turns_at_the_write_lock(pg, tmp_path):
+    "A write that starts while another is open waits for its commit, then commits once: no race, no retry."
+    import minirag.lake as lake
+    from minirag.lake import LakeStore, _pg, _pg_query
+    from minirag.tables import Tables
+
+    url = pg.new_database()
+    a, b = (LakeStore(url, str(tmp_path / "data"), tmp_path / h / "index.duckdb") for h in ("a", "b"))
+    Tables(a).set_meta(n=0)
+    tries, done = [], threading.Event()
+    real = b.transaction
+
+    def counted():
+        tries.append(1)
+        return real()
+
+    b.transaction = counted
+    with a.transaction() as con:  # a's write is open: it rewrote the meta row b rewrites too
+        con.execute("DELETE FROM meta WHERE key = 'n'")
+        con.execute("INSERT INTO meta VALUES ('n', 'a')")
+        t = threading.Thread(target=lambda: (Tables(b).set_meta(n="b"), done.set()))
+        t.start()
+        watch = _pg(url, "test watcher")
+        waiting = []
+        for _ in range(100):  # b's lock session shows in the server's lock table, not granted
+            waiting = _pg_query(
+                watch,
+                "SELECT count(*) FROM pg_locks WHERE locktype = 'advisory' AND NOT granted AND classid = %d "
+                "AND objid = %d" % lake._WRITE_KEY,
+            )
+            if waiting[0][0]:
+                break
+            time.sleep(0.1)
+        watch.close()
+        assert waiting[0][0] == 1, "the second writer is not waiting for the write lock"
+        assert not done.is_set()
+    t.join(60)
+    assert done.is_set() and len(tries) == 1  # it committed on its first try, after a's commit
+    assert Tables(a).meta()["n"] == "b"
+    a.close()
+    b.close()
+
+
+def test_a_write_lock_held_too_long_is_a_clear_error(pg, tmp_path, monkeypatch):
+    import minirag.lake as lake
+    from minirag.lake import LakeStore, LakeWriteBusyError
+    from minirag.tables import Tables
+
+    url = pg.new_database()
+    a, b = (LakeStore(url, str(tmp_path / "data"), tmp_path / h / "index.duckdb") for h in ("a", "b"))
+    Tables(a).set_meta(n=0)
+    Tables(b).meta()  # b has opened the lake: its wait below is for the lock alone
+    monkeypatch.setattr(lake, "WRITE_LOCK_WAIT", 1)
+    with a.session(), a.write_lock():
+        with pytest.raises(LakeWriteBusyError) as e:
+            Tables(b).set_meta(n=1)
+    assert f"{socket.gethostname()} pid {os.getpid()}, running for" in str(e.value), e.value
+    assert "try again when its write" in str(e.value)
+    Tables(b).set_meta(n=2)  # the lock is free again
+    assert Tables(a).meta()["n"] == "2"
+    a.close()
+    b.close()
+
+
+INVALIDATED = textwrap.dedent(r"""
+    import itertools, sys
+    from pathlib import Path
+    import minirag.lake as lake
+    from minirag import store
+    from minirag.lake import LakeStore
+    from minirag.tables import Tables
+
+    catalog, folder = sys.argv[1], Path(sys.argv[2])
+    # each lake connection gets a database file of its own as its main database, so that DuckDB's switch for a
+    # checkpoint that dies can invalidate it (a lake's main database is in memory, which never checkpoints)
+    n = itertools.count()
+    lake.connect = lambda path, **kw: store.connect(folder / f"main{next(n)}.duckdb", **kw)
+    st = LakeStore(catalog, str(folder / "data"), folder / "home" / "index.duckdb")
+    Tables(st).set_meta(probe="before")
+    try:
+        with st.transaction() as con:
+            con.execute("DELETE FROM meta WHERE key = 'probe'")  # a DuckLake transaction is open on `con`
+            side = con.cursor()  # another client of the same database, which it invalidates
+            side.execute("CREATE TABLE main0.side(i INT)")
+            side.execute("SET debug_checkpoint_abort = 'before_header'")
+            side.execute("SET checkpoint_threshold = '1B'")
+            try:
+                side.execute("INSERT INTO main0.side SELECT range FROM range(1000)")
+            except Exception as e:
+                print("invalidated:", type(e).__name__, file=sys.stderr)
+    except Exception as e:
+        print("the write failed:", type(e).__name__, file=sys.stderr)
+    Tables(st).set_meta(probe="after")  # on a fresh connection
+    print(Tables(st).meta()["probe"], len(lake.invalidated), flush=True)
+""")
+
+
+def test_a_process_whose_lake_connection_was_invalidated_exits_cleanly(pg, tmp_path):
+    "DuckDB invalidates a lake connection inside a write; the process goes on, and exits without aborting."
+    r = subprocess.run(
+        [sys.executable, "-c", INVALIDATED, pg.new_database(), str(tmp_path)],
+        env=dict(os.environ, PYTHONPATH=str(REPO)),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "invalidated: FatalException" in r.stderr, r.stderr[-3000:]  # the connection really was invalidated
+    assert "the write failed: CommitConflict" in r.stderr, r.stderr[-3000:]
+    assert "terminate called" not in r.stderr, r.stderr[-3000:]
+    assert r.returncode == 0 and r.stdout.split() == ["after", "1"], (r.returncode, r.stdout, r.stderr[-3000:])
