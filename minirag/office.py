@@ -1005,14 +1005,6 @@ def ppt_to_markdown(path: Path) -> str:
         ) from None
 
 
-def _summary_codepage(ole) -> int | None:
-    "The code page of the summary information (the ANSI one of the machine that saved the file), if readable."
-    try:
-        return ole.get_metadata().codepage
-    except Exception:
-        return None
-
-
 def _slides_markdown(buf: bytes, doc, persist: dict[int, int], codepage: int | None = None) -> str:
     lists = {}  # SlideListWithText instance (0 slides, 2 notes) → [(persist id, slide id, [(type, text)])]
     for typ, inst, _, a, b in _records(buf, doc[3], doc[4]):
