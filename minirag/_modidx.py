@@ -725,6 +725,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'minirag.search.query_terms': ('search.html#query_terms', 'minirag/search.py'),
                                 'minirag.search.rank': ('search.html#rank', 'minirag/search.py'),
                                 'minirag.search.section_id': ('search.html#section_id', 'minirag/search.py'),
+                                'minirag.search.term_share': ('search.html#term_share', 'minirag/search.py'),
                                 'minirag.search.validate_query': ('search.html#validate_query', 'minirag/search.py'),
                                 'minirag.search.vector_search': ('search.html#vector_search', 'minirag/search.py'),
                                 'minirag.search.vocab_share': ('search.html#vocab_share', 'minirag/search.py')},

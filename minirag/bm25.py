@@ -183,6 +183,7 @@ def held_keyword_search(
     b: float = 0.75,
     gen: str | None = None,
     exact: list[str] | None = None,  # only these sources (a filter's selection)
+    seen: dict | None = None,  # filled with term -> whether the index holds it (as `search.keyword_search`)
 ) -> list[tuple[int, float]] | None:
     "Top-`k` keyword hits from this process's rows, or None when it holds no matrix for `db_key`."
     if not held(db_key):
@@ -192,5 +193,8 @@ def held_keyword_search(
         return []
     with vm.lock:
         t, rows, tf = held_postings(con, vm, terms)
+        if seen is not None:
+            held_terms = set(np.unique(t).tolist())
+            seen.update((x, i in held_terms) for i, x in enumerate(terms))
         pos = vm.rows_within(bases, exact)
         return keyword_top(vm, t, None, tf, len(terms), k, pos, g, k1, b, rows)

@@ -25,6 +25,7 @@ from minirag.search import (
     FUSIONS,
     DOC_CONTEXT,
     vocab_share,
+    term_share,
     distance_scale,
 )
 
@@ -205,6 +206,11 @@ def build_index(
     cfg = Config(db_path=store.db_file.parent, model_name=str(embedder.model_id), chunk_token_budget=budget)
     eng = Engine(cfg, embedder=embedder, store=store, counter=counter)
     run = Pipeline(eng, (lambda done, total, _: progress(done, total)) if progress else None, embed=embed).run(items)
+    if len(run.warnings) > len(items) // 100:  # an embedder that died (a killed process) fails every later batch
+        raise MiniragError(
+            f"{len(run.warnings)} of {len(items)} documents of {ds.name} failed ({run.warnings[0]}); "
+            "the index is not kept: fix the cause and run again"
+        )
     if cpath is not None and embed.fresh:
         cpath.parent.mkdir(parents=True, exist_ok=True)
         tmp = cpath.with_suffix(".part.npz")
@@ -238,17 +244,19 @@ TOP_K = 50
 
 
 def query_candidates(store: Store, embedder, ds: BeirSet, top_k: int = TOP_K, progress=None) -> dict:
-    "query id -> (vector list, keyword list, vocab_share), each list a window of (chunk id, score) pairs."
+    "query id -> (vector list, keyword list, vocab_share, term_share), each list a window of (chunk id, score) pairs."
     qids = list(ds.queries)
     count = model_counter(embedder).count
     qv = embedder.embed_queries([ds.queries[q] for q in qids])  # with the model's query prompt
     win, out = candidate_window(top_k), {}
     with store.session() as con:
         for i, (q, v) in enumerate(zip(qids, qv)):
+            seen = {}
             out[q] = (
                 vector_search(con, str(store.db_file), v, win, doc_context=DOC_CONTEXT),
-                keyword_search(con, ds.queries[q], win),
+                keyword_search(con, ds.queries[q], win, seen=seen),
                 vocab_share(count, ds.queries[q]),
+                term_share(seen),
             )
             if progress and i % 100 == 0:
                 progress(i, len(qids))
@@ -278,10 +286,10 @@ def per_query(
     win = candidate_window(top_k)
     return {
         q: metrics(
-            doc_ranking(src[h.chunk_id] for h in fuse_lists(vec, kw, weight, fusion, win, known, scale)),
+            doc_ranking(src[h.chunk_id] for h in fuse_lists(vec, kw, weight, fusion, win, known, scale, found)),
             ds.qrels[q],
         )
-        for q, (vec, kw, known) in cands.items()
+        for q, (vec, kw, known, found) in cands.items()
     }
 
 

@@ -18,9 +18,9 @@ from .bm25 import held_keyword_search
 __all__ = ['MAX_QUERY_CHARS', 'DOC_CONTEXT', 'K1', 'B', 'DOC_BM25', 'RRF_K', 'COS_SCALE', 'FUSIONS', 'INFO_RANK', 'VEC_SPREAD',
            'KW_SPREAD', 'VOCAB_SHARE', 'LETTERS_PER_PIECE', 'REFERENCE_PAIRS', 'PACKAGED_MATCH_GAP', 'SCALE_RANGE',
            'vector_search', 'query_terms', 'keyword_search', 'Hit', 'fuse', 'fuse_adaptive', 'default_fusion',
-           'candidate_window', 'vocab_share', 'informativeness', 'effective_weight', 'fuse_lists', 'match_gap',
-           'distance_scale', 'group_cut', 'apply_filters', 'validate_query', 'display_path', 'section_id', 'Candidates',
-           'candidates', 'rank', 'hit_text']
+           'candidate_window', 'vocab_share', 'term_share', 'informativeness', 'effective_weight', 'fuse_lists',
+           'match_gap', 'distance_scale', 'group_cut', 'apply_filters', 'validate_query', 'display_path', 'section_id',
+           'Candidates', 'candidates', 'rank', 'hit_text']
 
 # %% ../nbs/06_search.ipynb #0fa543fe
 from .security import scope_bases
@@ -72,6 +72,7 @@ def keyword_search(
     checked: bool = False,  # the caller knows the chunks table exists
     gen: str | None = None,  # the index's generation if already read
     exact: list[str] | None = None,  # only these sources: a label or date filter's selection, applied before the cut
+    seen: dict | None = None,  # filled with term -> whether the index holds it (read from the same postings lookup)
 ) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, score) pairs within `scope`: the chunk's BM25, raised by its document's BM25."
     # order within a document is kept: the document factor is the same for all its chunks
@@ -82,7 +83,7 @@ def keyword_search(
         return []
     g = DOC_BM25 if doc_weight is None else float(doc_weight)
     if db_key is not None:
-        held = held_keyword_search(con, db_key, terms, k, scope_bases(scope), g, K1, B, gen, exact)
+        held = held_keyword_search(con, db_key, terms, k, scope_bases(scope), g, K1, B, gen, exact, seen)
         if held is not None:
             return held
     cond, ps = scope_condition(scope, "c.source")
@@ -105,12 +106,17 @@ def keyword_search(
     chunk AS (SELECT c.chunk_id, any_value(c.source) AS source, sum(ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))
                            * c.tf * ({K1} + 1) / (c.tf + {K1} * (1 - {B} + {B} * c.kw_len / stats.avgdl))) AS score
               FROM hits c JOIN df USING (term), stats WHERE {cond} GROUP BY c.chunk_id)
-    SELECT chunk_id, score * (1 + {g!r} * coalesce(dscore / nullif(max(dscore) OVER (), 0), 0)) AS s
+    SELECT chunk_id, score * (1 + {g!r} * coalesce(dscore / nullif(max(dscore) OVER (), 0), 0)) AS s,
+           (SELECT list(term) FROM df) AS held
     FROM chunk LEFT JOIN doc USING (source)
     ORDER BY s DESC, chunk_id LIMIT ?"""
     # constants in an IN list let DuckDB's zone maps skip row groups of the term-clustered postings
     # (Tables.maintain)
-    return [(int(i), float(s)) for i, s in con.execute(sql, [*terms, *ps, k]).fetchall()]
+    rows = con.execute(sql, [*terms, *ps, k]).fetchall()
+    if seen is not None:
+        held_terms = set(rows[0][2]) if rows else set()  # no row: nothing in scope matched, so no signal either way
+        seen.update((t, t in held_terms) for t in terms)
+    return [(int(i), float(s)) for i, s, _ in rows]
 
 # %% ../nbs/06_search.ipynb #48583e2c
 RRF_K = 60
@@ -216,11 +222,17 @@ def vocab_share(count, query: str) -> float:
     return sum(count(x) == 1 or len(x) >= LETTERS_PER_PIECE * count(x) for x in words) / len(words) if words else 1.0
 
 
+def term_share(seen: dict) -> float:
+    "Share of the query's terms the index holds (`keyword_search(seen=…)`); 1.0 when the query has no term."
+    return sum(seen.values()) / len(seen) if seen else 1.0
+
+
 def informativeness(
     vec,
     kw,
     known: float = 1.0,  # vocab_share of the query (1 = the model knows every word)
     scale: float = 1.0,  # the model's unit of cosine distance (`distance_scale`)
+    found: float = 1.0,  # share of the query's terms the index holds (`term_share`; 1 = every term occurs)
 ) -> tuple[float, float]:
     "(vector, keyword) signal of one query, each 0..1; a side too short to measure counts fully."
     spread = VEC_SPREAD * scale
@@ -230,14 +242,15 @@ def informativeness(
         ck = 1.0 if kw else 0.0  # few chunks match at all: the matches stand out
     else:
         ck = min(1.0, max(0.0, (1 - kw[INFO_RANK][1] / kw[0][1]) / KW_SPREAD)) ** 2 if kw[0][1] > 0 else 0.0
+    ck *= min(1.0, max(0.0, found))  # terms no document has: the keywords matched only part of the question
     return cv, ck
 
 
-def effective_weight(w: float, vec, kw, known: float = 1.0, scale: float = 1.0) -> float:
+def effective_weight(w: float, vec, kw, known: float = 1.0, scale: float = 1.0, found: float = 1.0) -> float:
     "The keyword weight for this query: `w` shifted toward the side that carries signal (0 and 1 stay put)."
     if w <= 0 or w >= 1:
         return w
-    cv, ck = informativeness(vec, kw, known, scale)
+    cv, ck = informativeness(vec, kw, known, scale, found)
     return w if cv + ck == 0 else w * ck / (w * ck + (1 - w) * cv)
 
 
@@ -249,6 +262,7 @@ def fuse_lists(
     window: int | None = None,
     known: float = 1.0,  # vocab_share of the query (adaptive only)
     scale: float = 1.0,  # the model's unit of cosine distance, `distance_scale` (adaptive only)
+    found: float = 1.0,  # share of the query's terms the index holds, `term_share` (adaptive only)
 ) -> list[Hit]:
     "Fuse the two candidate lists with the named fusion; `w=0`/`w=1` are pure vector/keyword order."
     if fusion not in FUSIONS:
@@ -260,7 +274,7 @@ def fuse_lists(
     if fusion == "rrf":
         return fuse(vec, kw, w)
     full = window is not None and len(kw) >= window
-    return fuse_adaptive(vec, kw, effective_weight(w, vec, kw, known, scale), kw_full=full, scale=scale)
+    return fuse_adaptive(vec, kw, effective_weight(w, vec, kw, known, scale, found), kw_full=full, scale=scale)
 
 # %% ../nbs/06_search.ipynb #0e16fcf5
 REFERENCE_PAIRS = (
@@ -388,6 +402,7 @@ class Candidates:
     kw: list[tuple[int, float]] = field(default_factory=list)  # (chunk id, BM25 score), best first
     raw: dict[int, float] = field(default_factory=dict)  # chunk id -> raw cosine distance
     window: int | None = None  # how many each side fetched (a full keyword window means more chunks match)
+    found: float = 1.0  # share of the query's terms the index holds (`term_share`)
 
 
 _query_pool = ThreadPoolExecutor(2, thread_name_prefix="minirag-query-embed")
@@ -408,9 +423,10 @@ def candidates(
     fut = _query_pool.submit(embed_query, query) if weight < 1 else None
     if fut:  # a one-shot process maps its vectors while the model loads; the keyword side then scores on those rows
         prefetch(con, db_key, gen)  # instead of joining the postings with the chunks table (1.0 of 4.2 s at 1M chunks)
+    seen = {}
     try:
         kw = (
-            keyword_search(con, query, window, scope, db_key=db_key, checked=True, gen=gen, exact=exact)
+            keyword_search(con, query, window, scope, db_key=db_key, checked=True, gen=gen, exact=exact, seen=seen)
             if weight > 0
             else []
         )
@@ -420,7 +436,7 @@ def candidates(
         raise
     raw = {}
     vec = vector_search(con, db_key, fut.result(), window, scope, DOC_CONTEXT, raw, gen, exact) if fut else []
-    return Candidates(vec, kw, raw, window)
+    return Candidates(vec, kw, raw, window, term_share(seen))
 
 # %% ../nbs/06_search.ipynb #570fd50a
 def rank(
@@ -436,7 +452,7 @@ def rank(
     scale: float = 1.0,  # the model's unit of cosine distance, `distance_scale` (adaptive only)
 ) -> list[Hit]:
     "The hits of one query, best first: fused, raw distances restored, filtered, cut to `top_k`, grouped."
-    hits = fuse_lists(c.vec, c.kw, weight, fusion, c.window, known, scale)
+    hits = fuse_lists(c.vec, c.kw, weight, fusion, c.window, known, scale, c.found)
     for h in hits:
         if h.distance is not None:
             h.distance = c.raw.get(h.chunk_id, h.distance)
