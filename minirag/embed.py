@@ -303,6 +303,7 @@ class Embedder:
         self.model_name, self.cache_dir = model_name, Path(cache_dir)
         self.threads, self.batch_size = threads or os.cpu_count() or 1, batch_size
         self._model = self._info = None
+        self._hashing = threading.Lock()  # one thread hashes the model file; another waits for its answer
         self.calls = 0  # texts embedded so far; tests use it to prove nothing was re-embedded
         self.chosen, self.note = chosen, None  # note: why the model in use is not the configured one
         self._index_model = None  # () -> the model id the index records (or None), set by `follow_index`
@@ -338,10 +339,14 @@ class Embedder:
             self._resolve()
         if self._info is None:
             if self.is_local:
-                d = Path(os.path.realpath(os.path.expanduser(self.model_name)))
-                info, prompts = local_model_info(d), read_prompts(d)
-                info.update(model_id=model_identity(info["model_id"], prompts), model_dir=str(d), prompts=prompts)
-                self._info = info
+                with self._hashing:  # a one-shot query's model loads in a thread that hashes it too: hashed once
+                    if self._info is None:
+                        d = Path(os.path.realpath(os.path.expanduser(self.model_name)))
+                        info, prompts = local_model_info(d), read_prompts(d)
+                        info.update(
+                            model_id=model_identity(info["model_id"], prompts), model_dir=str(d), prompts=prompts
+                        )
+                        self._info = info
             else:
                 self._load()
         return self._info
