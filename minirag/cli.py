@@ -708,6 +708,8 @@ def _command(a, out, err) -> int:
             ap = build_parser()
             (ap._subparsers._group_actions[0].choices[a.topic] if a.topic else ap).print_help(out)
         return 0
+    # a query's model starts loading in a thread first, so that the imports below and the index's overlap it
+    ix = _query_index(a) if a.cmd == "query" else None
     from minirag.wire import to_wire  # the MCP tools' converter: `--json` prints what the tool returns
 
     emit = (
@@ -738,7 +740,7 @@ def _command(a, out, err) -> int:
             return eval_cli(a, out, err, emit)
     if a.cmd in ("maintain", "copy"):
         return _lake_command(a, out, emit)
-    ix = _query_index(a) if a.cmd == "query" else _index(a)
+    ix = ix or _index(a)
     ix.cfg.check()  # a bad setting or a missing root: one error line, before anything is opened or created
     if a.cmd == "query":
         r = ix.query(
