@@ -261,7 +261,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
         help="print the installed version and exit",
     )
 
-    def parser(**kw):  # a command line parses one subcommand: the other eighteen parsers are not worth building
+    def parser(**kw):  # a command line parses one subcommand: the others' parsers are not worth building
         return CliParser(**kw) if only in (None, kw["prog"].rsplit(" ", 1)[-1]) else _Named()
 
     sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=parser)
@@ -740,7 +740,7 @@ def _command(a, out, err) -> int:
             return eval_cli(a, out, err, emit)
     if a.cmd in ("maintain", "copy"):
         return _lake_command(a, out, emit)
-    ix = ix or _index(a)
+    ix = _index(a) if ix is None else ix
     ix.cfg.check()  # a bad setting or a missing root: one error line, before anything is opened or created
     if a.cmd == "query":
         r = ix.query(
