@@ -13,7 +13,6 @@ from .convert import scanned_exts
 from .embed import model_note, preload
 from .ingest import Engine, FileItem, Ingested, IngestReport, check_source_id, file_hash
 from .ingest import ingest_file, ingest_data, ingest_url, ingest_items
-from .scan import scan
 from .search import candidate_window, candidates, default_fusion, display_path, hit_text, rank
 from .search import validate_query, vocab_share, distance_scale
 from .security import resolve_in_roots, in_scope, scope_bases
@@ -27,8 +26,6 @@ from .labels import value_vectors, OPENING_CHUNKS
 from .dates import DocDate
 from .ingest import prepare
 from . import ocr as _ocr
-from . import sync as _syncmod
-from . import jobs as _jobs
 
 # %% auto #0
 __all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'SORTS', 'DocumentFilter', 'taxonomy_path', 'checked_labels', 'document_filter',
@@ -116,7 +113,9 @@ def _changed_on_disk(p, row) -> bool:
 def _file_state(p: Path, row: dict | None, failure: dict | None, ocr_ok: bool) -> str:
     "The index state of one file on disk (`row`: its source record, `failure`: its remembered failure)."
     is_img = p.suffix.lower() in _ocr.IMAGE_EXTS
-    if failure and _syncmod.still_failing(p, failure):
+    from minirag.sync import still_failing  # the sync machinery: only for listing and syncing, never a query
+
+    if failure and still_failing(p, failure):
         return "failed"
     if not row:
         return "not indexed"
@@ -594,6 +593,8 @@ class Index:
         bases, there = scope_bases(scope), self.store.exists()
         indexed = {r["source"]: r for r in self.tables.sources() if in_scope(r["source"], bases)} if there else {}
         failed = self.tables.failures() if there else {}  # files whose current bytes failed to ingest
+        from minirag.scan import scan
+
         found = scan(cfg.roots, scanned_exts() + tuple(_ocr.IMAGE_EXTS), cfg.db_path)
         files, seen, ocr_ok = [], set(), _ocr.ocr_available()
         for p, root in found.files:
@@ -698,22 +699,28 @@ class Index:
         self.cfg.check()
         return ingest_url(self.engine, url, source)
 
-    def sync(self, path=None, progress=None, must_be_absolute: bool = False, stop=None) -> _syncmod.SyncReport:
+    def sync(self, path=None, progress=None, must_be_absolute: bool = False, stop=None) -> SyncReport:
         "Reconcile the index with the roots, or with one path inside them."
         _sync_path(path, must_be_absolute)
         preload(model_name=self.cfg.model_name)  # before the embedding thread starts: imports stay on this thread
-        return _syncmod.sync(self.engine, path, progress, must_be_absolute, stop=stop)
+        from minirag.sync import sync
 
-    def sync_start(self, path=None, must_be_absolute: bool = False) -> _jobs.SyncStarted:
+        return sync(self.engine, path, progress, must_be_absolute, stop=stop)
+
+    def sync_start(self, path=None, must_be_absolute: bool = False) -> SyncStarted:
         "Start a sync in the background; returns its job id and state at once."
         _sync_path(path, must_be_absolute)
         # in the caller's thread, before the sync thread and its embedding thread start: imports stay on one thread
         preload(model_name=self.cfg.model_name)
-        return _jobs.jobs_of(self).start(self.engine, path, must_be_absolute)
+        from minirag.jobs import jobs_of  # the jobs and sync machinery: never imported by a query
 
-    def sync_status(self, job_id: str) -> _jobs.SyncJob:
+        return jobs_of(self).start(self.engine, path, must_be_absolute)
+
+    def sync_status(self, job_id: str) -> SyncJob:
         "State (running|succeeded|failed), counts and progress of a background sync."
-        return _jobs.jobs_of(self).status(job_id)
+        from minirag.jobs import jobs_of
+
+        return jobs_of(self).status(job_id)
 
     def warm_up(self, stop=lambda: False) -> list[str]:
         "Load what a first query needs (imports, model, first inference, vectors), writing nothing; `stop()` ends it."
@@ -758,6 +765,8 @@ for _read in ("status", "query", "read", "read_neighbors", "list_files", "source
 def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None, stop=None) -> IngestReport:
     "Ingest files and folders (recursively, never deleting); returns counts, per-file warnings and the ingested files."
     cfg = ix.cfg.check()
+    from minirag.scan import scan
+
     preload(model_name=cfg.model_name)  # before ingest_items starts its embedding thread: imports on this thread
     todo, warnings, other = [], [], {}
     for p in paths:

@@ -151,7 +151,8 @@ def keyword_top(
     s = score[hit]
     if g:
         dscore = np.zeros(len(cc))
-        for j in np.unique(t):  # per term: its frequency in each document, the number of documents holding it
+        for j in np.flatnonzero(df):  # per term found (no sort of the postings): its frequency in each
+            # document, the number of documents holding it
             m = t == j
             dtf = np.bincount(codes[m], tf[m], minlength=len(cc))
             has = np.flatnonzero(dtf)

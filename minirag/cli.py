@@ -228,8 +228,23 @@ SCOPE_HELP = (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
-    "The argument parser for all subcommands."
+class _Named:
+    "A subcommand that is only named (listed in the help, never parsed): its arguments are not built."
+
+    description = ""
+
+    def __init__(self, **kw):
+        pass
+
+    def add_argument(self, *a, **kw):
+        pass
+
+    def add_mutually_exclusive_group(self, **kw):
+        return self
+
+
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    "The argument parser for all subcommands; with `only`, the other subcommands are named but not built."
     c = _common()
     raw = argparse.RawDescriptionHelpFormatter
     ap = CliParser(
@@ -245,10 +260,15 @@ def build_parser() -> argparse.ArgumentParser:
         version=f"minirag {installed_version()}",
         help="print the installed version and exit",
     )
-    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND")
+
+    def parser(**kw):  # a command line parses one subcommand: the others' parsers are not worth building
+        return CliParser(**kw) if only in (None, kw["prog"].rsplit(" ", 1)[-1]) else _Named()
+
+    sub = ap.add_subparsers(dest="cmd", metavar="COMMAND", parser_class=parser)
 
     def cmd(name, help):
-        return sub.add_parser(name, parents=[c], help=help, description=help, epilog=_epilog(name), formatter_class=raw)
+        epilog = _epilog(name) if only in (None, name) else None
+        return sub.add_parser(name, parents=[c], help=help, description=help, epilog=epilog, formatter_class=raw)
 
     s = cmd("ingest", "index files or folders (recursive; never deletes)")
     s.add_argument(
@@ -290,9 +310,10 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("path", nargs="?", type=str, help="the file (relative to the current directory)")
     s.add_argument("--source", type=str, metavar="ID", help="source id of a data or URL item")
     s = cmd("list", "files under the roots and their index state")
-    from minirag.convert import formats_help  # which files are documents at all, and what each type needs
+    if only in (None, "list"):
+        from minirag.convert import formats_help  # which files are documents at all, and what each type needs
 
-    s.description += "\n\n" + formats_help()
+        s.description += "\n\n" + formats_help()
     s.add_argument("--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP)
     document_filters(s)
     s.add_argument("--sort", type=str, choices=["date"], help="date: newest first, undated last")
@@ -687,6 +708,8 @@ def _command(a, out, err) -> int:
             ap = build_parser()
             (ap._subparsers._group_actions[0].choices[a.topic] if a.topic else ap).print_help(out)
         return 0
+    # a query's model starts loading in a thread first, so that the imports below and the index's overlap it
+    ix = _query_index(a) if a.cmd == "query" else None
     from minirag.wire import to_wire  # the MCP tools' converter: `--json` prints what the tool returns
 
     emit = (
@@ -717,7 +740,7 @@ def _command(a, out, err) -> int:
             return eval_cli(a, out, err, emit)
     if a.cmd in ("maintain", "copy"):
         return _lake_command(a, out, emit)
-    ix = _query_index(a) if a.cmd == "query" else _index(a)
+    ix = _index(a) if ix is None else ix
     ix.cfg.check()  # a bad setting or a missing root: one error line, before anything is opened or created
     if a.cmd == "query":
         r = ix.query(
@@ -788,7 +811,7 @@ def run(argv=None, out=None, err=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     as_json = "--json" in argv
     try:
-        a = build_parser().parse_args(argv)
+        a = build_parser(argv[0] if argv and argv[0] in EXAMPLES else None).parse_args(argv)
     except UsageError as e:
         e.parser.print_usage(err)
         return _error(f"{e.parser.prog}: {e}", "UsageError", out, err, as_json, 2)

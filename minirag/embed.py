@@ -12,10 +12,10 @@ from .config import DEFAULT_MODEL, MiniragError, log
 from . import tuning
 
 # %% auto #0
-__all__ = ['PACKAGED_MODEL', 'E5_PROMPTS', 'BUILTIN_PROMPTS', 'NO_PROMPTS', 'HUB_MODELS', 'EMBED_BATCH', 'packaged_model_files',
-           'packaged_model_dir', 'local_model_info', 'read_prompts', 'model_identity', 'identity_base',
-           'load_tokenizer', 'OnnxModel', 'register_hub_models', 'index_model_name', 'model_note', 'batch_for',
-           'ModelDownloadError', 'Embedder', 'preload']
+__all__ = ['PACKAGED_MODEL', 'DIGESTS_FILE', 'E5_PROMPTS', 'BUILTIN_PROMPTS', 'NO_PROMPTS', 'HUB_MODELS', 'EMBED_BATCH',
+           'packaged_model_files', 'packaged_model_dir', 'file_digest', 'local_model_info', 'read_prompts',
+           'model_identity', 'identity_base', 'load_tokenizer', 'OnnxModel', 'register_hub_models', 'index_model_name',
+           'model_note', 'batch_for', 'ModelDownloadError', 'Embedder', 'preload']
 
 # %% ../nbs/04_embed.ipynb #d3e9fa52
 PACKAGED_MODEL = "all-MiniLM-L6-v2-int8"
@@ -52,7 +52,42 @@ def _onnx_file(d: Path) -> Path | None:
     return None
 
 
-def local_model_info(d: str | Path) -> dict:
+DIGESTS_FILE = "model_digests.json"  # in the model cache folder: model file -> its size, times, inode and SHA-256
+
+
+def _saved_digests(path: Path) -> dict:
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):  # missing or damaged: hashed again
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
+def file_digest(path: Path, cache_dir: str | Path | None = None) -> str:
+    "SHA-256 of a model file; with `cache_dir`, kept there against its size, times and inode (a rewrite moves them)."
+    st = path.stat()
+    stamp = [st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino]
+    book = Path(cache_dir) / DIGESTS_FILE if cache_dir else None
+    e = _saved_digests(book).get(str(path)) if book else None
+    if isinstance(e, dict) and e.get("stat") == stamp and isinstance(e.get("sha256"), str) and len(e["sha256"]) == 64:
+        return e["sha256"]
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    if book:
+        try:  # written whole, then renamed: a reader never sees half a file
+            book.parent.mkdir(parents=True, exist_ok=True)
+            saved = _saved_digests(book) | {str(path): dict(stat=stamp, sha256=h.hexdigest())}
+            tmp = book.with_name(f"{book.name}.{os.getpid()}.part")
+            tmp.write_text(json.dumps(saved, indent=1, sort_keys=True), encoding="utf-8")
+            os.replace(tmp, book)
+        except OSError:  # a read-only cache folder: hashed again next time
+            pass
+    return h.hexdigest()
+
+
+def local_model_info(d: str | Path, cache_dir: str | Path | None = None) -> dict:
     "Check a local model directory; return its model file, dimension and stable id."
     d = Path(d)
     onnx = _onnx_file(d)
@@ -78,11 +113,8 @@ def local_model_info(d: str | Path) -> dict:
     dim = cfg.get("hidden_size") or cfg.get("dim") or cfg.get("d_model")
     if not isinstance(dim, int):
         raise MiniragError(f"{d / 'config.json'} has no hidden_size; cannot tell the embedding dimension")
-    h = hashlib.sha256()
-    with open(onnx, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return dict(model_file=str(onnx.relative_to(d)), dim=dim, model_id=f"local:{d.name}:{h.hexdigest()[:12]}")
+    digest = file_digest(onnx, cache_dir)
+    return dict(model_file=str(onnx.relative_to(d)), dim=dim, model_id=f"local:{d.name}:{digest[:12]}")
 
 # %% ../nbs/04_embed.ipynb #20718c0d
 E5_PROMPTS = ("query: ", "passage: ")
@@ -303,6 +335,7 @@ class Embedder:
         self.model_name, self.cache_dir = model_name, Path(cache_dir)
         self.threads, self.batch_size = threads or os.cpu_count() or 1, batch_size
         self._model = self._info = None
+        self._hashing = threading.Lock()  # one thread hashes the model file; another waits for its answer
         self.calls = 0  # texts embedded so far; tests use it to prove nothing was re-embedded
         self.chosen, self.note = chosen, None  # note: why the model in use is not the configured one
         self._index_model = None  # () -> the model id the index records (or None), set by `follow_index`
@@ -338,10 +371,14 @@ class Embedder:
             self._resolve()
         if self._info is None:
             if self.is_local:
-                d = Path(os.path.realpath(os.path.expanduser(self.model_name)))
-                info, prompts = local_model_info(d), read_prompts(d)
-                info.update(model_id=model_identity(info["model_id"], prompts), model_dir=str(d), prompts=prompts)
-                self._info = info
+                with self._hashing:  # a one-shot query's model loads in a thread that hashes it too: hashed once
+                    if self._info is None:
+                        d = Path(os.path.realpath(os.path.expanduser(self.model_name)))
+                        info, prompts = local_model_info(d, self.cache_dir), read_prompts(d)
+                        info.update(
+                            model_id=model_identity(info["model_id"], prompts), model_dir=str(d), prompts=prompts
+                        )
+                        self._info = info
             else:
                 self._load()
         return self._info

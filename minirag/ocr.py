@@ -4,7 +4,7 @@
 
 # %% ../nbs/09_ocr.ipynb #2e24f756
 from __future__ import annotations
-import hashlib, importlib.util, io, os, re, shutil, subprocess, threading, urllib.error, urllib.request
+import hashlib, importlib.util, io, os, re, shutil, subprocess, threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -119,6 +119,8 @@ def _sha256(path: Path) -> str:
 
 def _fetch(name: str, url: str, sha256: str, folder: Path, timeout: float = 60) -> Path:
     "`folder/name`, downloaded from `url` unless already there with the right digest."
+    import urllib.error, urllib.request  # here, not at import: a query process never downloads (0.03 s of imports)
+
     dest = folder / name
     if dest.is_file() and _sha256(dest) == sha256:
         return dest

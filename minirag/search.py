@@ -5,7 +5,8 @@
 # %% ../nbs/06_search.ipynb #a78ffc35
 from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
-import re
+import hashlib, json, os, re
+from pathlib import Path
 from dataclasses import dataclass, field
 import numpy as np
 from .config import MiniragError, MAX_TOP_K, DEFAULT_HYBRID_WEIGHT, setting
@@ -17,10 +18,10 @@ from .bm25 import held_keyword_search
 # %% auto #0
 __all__ = ['MAX_QUERY_CHARS', 'DOC_CONTEXT', 'K1', 'B', 'DOC_BM25', 'RRF_K', 'COS_SCALE', 'FUSIONS', 'INFO_RANK', 'VEC_SPREAD',
            'KW_SPREAD', 'VOCAB_SHARE', 'LETTERS_PER_PIECE', 'REFERENCE_PAIRS', 'PACKAGED_MATCH_GAP', 'SCALE_RANGE',
-           'vector_search', 'query_terms', 'keyword_search', 'Hit', 'fuse', 'fuse_adaptive', 'default_fusion',
-           'candidate_window', 'vocab_share', 'term_share', 'informativeness', 'effective_weight', 'fuse_lists',
-           'match_gap', 'distance_scale', 'group_cut', 'apply_filters', 'validate_query', 'display_path', 'section_id',
-           'Candidates', 'candidates', 'rank', 'hit_text']
+           'SCALES_FILE', 'vector_search', 'query_terms', 'keyword_search', 'Hit', 'fuse', 'fuse_adaptive',
+           'default_fusion', 'candidate_window', 'vocab_share', 'term_share', 'informativeness', 'effective_weight',
+           'fuse_lists', 'match_gap', 'scale_key', 'saved_scales', 'distance_scale', 'group_cut', 'apply_filters',
+           'validate_query', 'display_path', 'section_id', 'Candidates', 'candidates', 'rank', 'hit_text']
 
 # %% ../nbs/06_search.ipynb #0fa543fe
 from .security import scope_bases
@@ -306,14 +307,51 @@ def match_gap(embedder) -> float:
 
 
 _scales: dict[str, float] = {}  # model identity -> its scale, measured once per process
+SCALES_FILE = "distance_scales.json"  # in the model cache folder: {model identity: scale}
+
+
+def scale_key(model_id: str) -> str:
+    "The model's identity (its file hash and prompts) and a digest of the reference its scale was measured against."
+    ref = hashlib.sha256(repr((REFERENCE_PAIRS, PACKAGED_MATCH_GAP, SCALE_RANGE)).encode()).hexdigest()[:8]
+    return f"{model_id}|{ref}"
+
+
+def saved_scales(path: Path) -> dict:
+    "The scales saved in `path`; a missing or damaged file is no scales."
+    try:
+        d = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return d if isinstance(d, dict) else {}
+
+
+def _usable(s) -> bool:
+    return isinstance(s, (int, float)) and not isinstance(s, bool) and SCALE_RANGE[0] <= s <= SCALE_RANGE[1]
+
+
+def _save_scale(path: Path, key: str, s: float):
+    try:  # written whole, then renamed: a reader never sees half a file
+        path.parent.mkdir(parents=True, exist_ok=True)
+        saved = {k: v for k, v in saved_scales(path).items() if _usable(v)} | {key: s}
+        tmp = path.with_name(f"{path.name}.{os.getpid()}.part")
+        tmp.write_text(json.dumps(saved, indent=1, sort_keys=True), encoding="utf-8")
+        os.replace(tmp, path)
+    except OSError:  # a read-only cache folder: the next process measures again
+        pass
 
 
 def distance_scale(embedder) -> float:
     "The model's unit of cosine distance against the packaged model's, to two figures (1.0 for the packaged model)."
-    key = str(embedder.model_id)
+    key = scale_key(str(embedder.model_id))
     if key not in _scales:
-        s = round(match_gap(embedder) / PACKAGED_MATCH_GAP, 2)
-        _scales[key] = min(SCALE_RANGE[1], max(SCALE_RANGE[0], s))
+        folder = getattr(embedder, "cache_dir", None)  # where the first process of this model saved its scale
+        path = Path(folder) / SCALES_FILE if folder else None
+        s = saved_scales(path).get(key) if path else None
+        if not _usable(s):  # never measured, or a damaged or foreign entry: measure (two queries of twelve lines)
+            s = min(SCALE_RANGE[1], max(SCALE_RANGE[0], round(match_gap(embedder) / PACKAGED_MATCH_GAP, 2)))
+            if path:
+                _save_scale(path, key, s)
+        _scales[key] = float(s)
     return _scales[key]
 
 # %% ../nbs/06_search.ipynb #ea26daed

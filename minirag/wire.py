@@ -8,8 +8,6 @@ from dataclasses import fields, is_dataclass
 from .results import Hit, ListedFile, QueryResult, Status
 from .results import FileList, ListedSource, Source
 from .ingest import Ingested, IngestReport
-from .sync import SyncReport
-from .jobs import SyncJob, SyncStarted
 
 # %% auto #0
 __all__ = ['RENAMED', 'LOCAL', 'OMITTED_WHEN_NONE', 'camel', 'to_wire']
@@ -25,16 +23,16 @@ OMITTED_WHEN_NONE = {
     (Ingested, "ocr_engine"),
     (Ingested, "url"),
     (IngestReport, "warnings"),
-    (SyncReport, "warnings"),
-    (SyncStarted, "warnings"),
-    (SyncJob, "error"),
+    ("SyncReport", "warnings"),  # by name: a query never imports minirag.sync or minirag.jobs
+    ("SyncStarted", "warnings"),
+    ("SyncJob", "error"),
     # a document's date and a filter's counts: there when they say something
     (Source, "date"),
     (ListedFile, "date"),
     (ListedSource, "date"),
     (QueryResult, "filter_counts"),
     (FileList, "filter_counts"),
-    (SyncReport, "relabelled"),
+    ("SyncReport", "relabelled"),
     (Source, "labels"),
     (ListedFile, "labels"),
     (ListedSource, "labels"),
@@ -56,7 +54,8 @@ def to_wire(r):
         kind, out = type(r), {}
         for f in fields(r):
             v = getattr(r, f.name)
-            if (kind, f.name) in LOCAL or (v is None and (kind, f.name) in OMITTED_WHEN_NONE):
+            omit = (kind, f.name) in OMITTED_WHEN_NONE or (kind.__name__, f.name) in OMITTED_WHEN_NONE
+            if (kind, f.name) in LOCAL or (v is None and omit):
                 continue
             out[RENAMED.get((kind, f.name)) or camel(f.name)] = to_wire(v)
         return out

@@ -73,3 +73,28 @@ def test_a_query_that_ends_before_the_model_has_loaded_exits_cleanly(root, model
         p = subprocess.run([sys.executable, "-m", "minirag.cli", "query", "lighthouse keeper", "--json"], capture_output=True, text=True, env=env, timeout=120)
         assert (p.returncode, json.loads(p.stdout)["results"]) == (0, []), p.stderr[-1000:]
         assert "terminate" not in p.stderr and "Exception during initialization" not in p.stderr, p.stderr[-1000:]
+
+
+def test_a_model_files_digest_is_kept_until_the_file_changes(model_dir, tmp_path, monkeypatch):
+    import shutil
+    from minirag import embed
+
+    d = tmp_path / "model"
+    shutil.copytree(model_dir, d)
+    cache = tmp_path / "cache"
+    first = embed.Embedder(str(d), cache).model_id
+    book = json.loads((cache / embed.DIGESTS_FILE).read_text())
+    assert list(book) == [str(d / "model.onnx")] and first.endswith(book[str(d / "model.onnx")]["sha256"][:12])
+
+    def no_hashing():
+        raise AssertionError("hashed again")
+
+    monkeypatch.setattr(embed.hashlib, "sha256", no_hashing)
+    assert embed.Embedder(str(d), cache).model_id == first  # read back: the file is untouched
+    monkeypatch.undo()
+    with open(d / "model.onnx", "ab") as f:  # the weights rewritten: a new digest, never the kept one
+        f.write(b"\0")
+    assert embed.Embedder(str(d), cache).model_id != first
+    (cache / embed.DIGESTS_FILE).write_text('{"' + str(d / "model.onnx") + '": {"stat": "x", "sha256": 1}}')
+    again = embed.Embedder(str(d), cache).model_id  # a damaged or foreign record: hashed again
+    assert again != first and json.loads((cache / embed.DIGESTS_FILE).read_text())[str(d / "model.onnx")]["stat"] != "x"

@@ -73,3 +73,27 @@ def test_a_query_fuses_in_the_configured_models_unit(built, monkeypatch):
     assert where(tight) == where(vector_only) and where(tight)[0][0] != "errors-catalog.md"
     monkeypatch.setattr(api, "distance_scale", lambda emb: 1.0)  # the packaged model's own unit
     assert where(built.query(q, top_k=5))[0][0] == "errors-catalog.md"
+
+
+@pytest.mark.parametrize("saved", ["{not json", '{"KEY": "wide"}', '{"KEY": 99.0}', '{"KEY": true}', "[1.0]"])
+def test_the_scale_is_measured_once_per_model_and_a_bad_entry_again(model_dir, tmp_path, monkeypatch, saved):
+    from minirag.embed import Embedder
+
+    monkeypatch.setattr(search, "_scales", {})  # a fresh process
+    first = Embedder(str(model_dir), tmp_path)
+    assert distance_scale(first) == 1.0 and first.calls == 2 * len(search.REFERENCE_PAIRS)
+    path = tmp_path / search.SCALES_FILE
+    key = search.scale_key(first.model_id)
+    assert search.saved_scales(path) == {key: 1.0}
+    monkeypatch.setattr(search, "_scales", {})  # the next process of this model reads the file
+    later = Embedder(str(model_dir), tmp_path)
+    assert distance_scale(later) == 1.0 and later.calls == 0
+    squeezed = Squeezed(later, 2.0)
+    squeezed.cache_dir = tmp_path  # another identity: its own entry, measured, beside the first
+    assert distance_scale(squeezed) < 0.5 and later.calls == 2 * len(search.REFERENCE_PAIRS)
+    assert set(search.saved_scales(path)) == {key, search.scale_key("squeezed-2.0")}
+    path.write_text(saved.replace("KEY", key))  # damaged, or foreign to this key: measured again and saved
+    monkeypatch.setattr(search, "_scales", {})
+    again = Embedder(str(model_dir), tmp_path)
+    assert distance_scale(again) == 1.0 and again.calls == 2 * len(search.REFERENCE_PAIRS)
+    assert search.saved_scales(path)[key] == 1.0
