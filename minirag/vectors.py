@@ -919,38 +919,58 @@ def save_delta(vm: VectorMatrix, path: Path) -> bool:
         return False
 
 
+def _delta_frame(vm: VectorMatrix, path: Path, magic: bytes) -> tuple | None:
+    """The header, body, header length and checksum of the delta beside the snapshot at `path`: None unless it
+    starts with `magic`, its header parses and it follows the very snapshot `vm` was read from."""
+    try:
+        raw = delta_path(path).read_bytes()
+    except OSError:
+        return None
+    m = len(magic)
+    if len(raw) < m + 12 or raw[:m] != magic:
+        return None
+    hlen, crc = int.from_bytes(raw[m : m + 8], "little"), int.from_bytes(raw[m + 8 : m + 12], "little")
+    body = raw[m + 12 :]
+    if hlen > len(body):
+        return None
+    s = vm.snap
+    try:
+        h = json.loads(body[:hlen])
+        if (h["token"], h["dim"], h["nb"], h["base_codes"]) != (s["token"], vm.dim, s["nb"], s["ncodes"]):
+            return None
+    except (ValueError, KeyError, TypeError, IndexError):
+        return None
+    return h, body, hlen, crc
+
+
+def _delta_arrays(h: dict, body: bytes, hlen: int, want: dict) -> dict | None:
+    "The arrays a delta's header lists, read from its body: None unless they are exactly `want` (name -> count)."
+    got = {}
+    for name, (dt, count, off) in h["arrays"].items():
+        if np.dtype(dt) != _DELTA_DTYPES[name] or count != want.get(name):
+            return None
+        got[name] = np.frombuffer(body, _DELTA_DTYPES[name], count, hlen + off)
+    return got if set(got) == set(want) else None
+
+
 def _apply_delta(vm: VectorMatrix, path: Path, f, size: int) -> bool:
     """Bring `vm`, just read from the snapshot at `path` (open as `f`, `size` bytes), up to its delta; False (and
     `vm` untouched) if there is none, or it follows another snapshot, or any byte of it or of its rows is wrong."""
     s = vm.snap
+    frame = _delta_frame(vm, path, DELTA_MAGIC)
+    if frame is None:
+        return False
+    h, body, hlen, crc = frame
     try:
-        raw = delta_path(path).read_bytes()
-    except OSError:
-        return False
-    m = len(DELTA_MAGIC)
-    if len(raw) < m + 12 or raw[:m] != DELTA_MAGIC:
-        return False
-    hlen, crc = int.from_bytes(raw[m : m + 8], "little"), int.from_bytes(raw[m + 8 : m + 12], "little")
-    body = raw[m + 12 :]
-    if hlen > len(body):
-        return False
-    try:
-        h = json.loads(body[:hlen])
         nb, ncb, n, ncodes = s["nb"], s["ncodes"], int(h["n"]), int(h["ncodes"])
-        if (h["token"], h["dim"], h["nb"], h["base_codes"]) != (s["token"], vm.dim, nb, ncb):
-            return False
         if n < nb or ncodes < ncb or s["at"] + n * vm.dim * 4 > size:
             return False
         f32 = np.memmap(f, np.float32, "r", s["at"], (n, vm.dim)) if n else vm.f32
         if zlib.crc32(np.ascontiguousarray(f32[nb:n]), zlib.crc32(body)) != crc:
             return False
         want = dict(ids=n - nb, src=n - nb, cidx=n - nb, kwlen=n - nb, head=ncodes - ncb, alive=-(-n // 8))
-        got = {}
-        for name, (dt, count, off) in h["arrays"].items():
-            if np.dtype(dt) != _DELTA_DTYPES[name] or count != want[name]:
-                return False
-            got[name] = np.frombuffer(body, _DELTA_DTYPES[name], count, hlen + off)
-        if set(got) != set(want):
+        got = _delta_arrays(h, body, hlen, want)
+        if got is None:
             return False
         src = np.concatenate([vm.src[:nb], got["src"]])
         heads = np.concatenate([vm.head[:ncb], got["head"]])
@@ -1301,7 +1321,8 @@ def _rows_between(vm: VectorMatrix, name: str, lo: int, hi: int) -> np.ndarray:
     "Rows [lo, hi) of one per-row array of a mapped compact snapshot, as they are in its file (room included)."
     s = vm.snap
     if name == "f32":
-        return np.frombuffer(os.pread(vm._disk.fileno(), (hi - lo) * vm.dim * 4, s["at"]["f32"] + lo * vm.dim * 4), np.uint8)
+        raw = os.pread(vm._disk.fileno(), (hi - lo) * vm.dim * 4, s["at"]["f32"] + lo * vm.dim * 4)
+        return np.frombuffer(raw, np.uint8)
     m = s["maps"][name]
     return np.ascontiguousarray(m[:, lo:hi] if name == "bits" else m[lo:hi])
 
@@ -1318,30 +1339,16 @@ def _apply_compact_delta(vm: VectorMatrix, path: Path) -> bool:
     """Bring `vm`, just mapped from the compact snapshot at `path`, up to its delta; False (and `vm` untouched) if
     there is none, or it follows another snapshot, or any byte of it or of the rows it adds is wrong."""
     s = vm.snap
+    frame = _delta_frame(vm, path, COMPACT_DELTA_MAGIC)
+    if frame is None:
+        return False
+    h, body, hlen, crc = frame
     try:
-        raw = delta_path(path).read_bytes()
-    except OSError:
-        return False
-    m = len(COMPACT_DELTA_MAGIC)
-    if len(raw) < m + 12 or raw[:m] != COMPACT_DELTA_MAGIC:
-        return False
-    hlen, crc = int.from_bytes(raw[m : m + 8], "little"), int.from_bytes(raw[m + 8 : m + 12], "little")
-    body = raw[m + 12 :]
-    if hlen > len(body):
-        return False
-    try:
-        h = json.loads(body[:hlen])
         nb, ncb, n, ncodes = s["nb"], s["ncodes"], int(h["n"]), int(h["ncodes"])
-        if (h["token"], h["dim"], h["nb"], h["base_codes"]) != (s["token"], vm.dim, nb, ncb):
-            return False
         if not nb <= n <= s["cap"] or ncodes < ncb or _delta_crc(vm, body, n) != crc:
             return False
-        want, got = dict(head=ncodes - ncb, alive=-(-n // 8)), {}
-        for name, (dt, count, off) in h["arrays"].items():
-            if np.dtype(dt) != _DELTA_DTYPES[name] or count != want[name]:
-                return False
-            got[name] = np.frombuffer(body, _DELTA_DTYPES[name], count, hlen + off)
-        if set(got) != set(want):
+        got = _delta_arrays(h, body, hlen, dict(head=ncodes - ncb, alive=-(-n // 8)))
+        if got is None:
             return False
         src = s["maps"]["src"][nb:n] if n > nb else np.zeros(0, np.int32)
         if (len(src) and (src.min() < 0 or src.max() >= ncodes)) or (
@@ -1538,7 +1545,8 @@ def keep_compact(con, db_key: str, write: bool = True, say=None) -> str | None:
     if not write:
         return None
     if say:
-        say(f"writing the vector snapshot one-shot queries map ({n:,} chunks, about {n * 2 // 1000:,} MB; later writes add to it)")
+        mb = n * 2 // 1000
+        say(f"writing the vector snapshot one-shot queries map ({n:,} chunks, about {mb:,} MB; later writes add to it)")
     vm = VectorMatrix(dim, True)
     vm.reserve(n)
     vm.load(con)
