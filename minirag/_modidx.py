@@ -1019,6 +1019,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'minirag.vectors._cap_shape': ('vectors.html#_cap_shape', 'minirag/vectors.py'),
                                  'minirag.vectors._data_start': ('vectors.html#_data_start', 'minirag/vectors.py'),
                                  'minirag.vectors._delta_arrays': ('vectors.html#_delta_arrays', 'minirag/vectors.py'),
+                                 'minirag.vectors._delta_body': ('vectors.html#_delta_body', 'minirag/vectors.py'),
                                  'minirag.vectors._delta_crc': ('vectors.html#_delta_crc', 'minirag/vectors.py'),
                                  'minirag.vectors._delta_frame': ('vectors.html#_delta_frame', 'minirag/vectors.py'),
                                  'minirag.vectors._delta_state': ('vectors.html#_delta_state', 'minirag/vectors.py'),

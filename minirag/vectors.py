@@ -861,6 +861,24 @@ def _extend_mapped(vm: VectorMatrix, lo: int, mat: np.ndarray) -> bool:
     return True
 
 
+def _delta_body(vm: VectorMatrix, arrays: dict, **extra) -> tuple[bytes, bytes]:
+    """A delta's header (the snapshot it follows, the rows and sources now, where each array lies in the body, and
+    `extra`) and its body (that header, then the arrays)."""
+    s, ncb = vm.snap, vm.snap["ncodes"]
+    layout, payload, off = {}, [], 0
+    for name, a in arrays.items():
+        a = np.ascontiguousarray(a, _DELTA_DTYPES[name])
+        layout[name] = (a.dtype.str, len(a), off)
+        payload.append(a.tobytes())
+        off += a.nbytes
+    live_base = {name for name, (c, _) in vm.stamps.items() if c < ncb}
+    header = dict(token=s["token"], dim=vm.dim, nb=s["nb"], base_codes=ncb, n=vm.n, ncodes=vm._ncodes)
+    header.update(gone=sorted(s["names"] - live_base), arrays=layout, **extra)
+    header["new"] = [[name, c, _iso(t)] for name, (c, t) in vm.stamps.items() if c >= ncb]
+    head = json.dumps(header).encode()
+    return head, head + b"".join(payload)
+
+
 def save_delta(vm: VectorMatrix, path: Path) -> bool:
     """Record what changed since `vm`'s snapshot: its new float32 rows appended to the snapshot file, the rest (new
     rows' ids and sources, which rows are dead, the sources gone and new) in a small delta beside it. False when there
@@ -883,7 +901,6 @@ def save_delta(vm: VectorMatrix, path: Path) -> bool:
                     s["at"] + s["filed"] * vm.dim * 4,
                 )
                 s["filed"] = n
-            live_base = {name for name, (c, _) in vm.stamps.items() if c < ncb}
             arrays = dict(
                 ids=vm.ids[nb:n],
                 src=vm.src[nb:n],
@@ -892,26 +909,7 @@ def save_delta(vm: VectorMatrix, path: Path) -> bool:
                 head=vm.head[ncb : vm._ncodes],
                 alive=np.packbits(vm.alive[:n]),
             )
-            layout, payload, off = {}, [], 0
-            for name, a in arrays.items():
-                a = np.ascontiguousarray(a, _DELTA_DTYPES[name])
-                layout[name] = (a.dtype.str, len(a), off)
-                payload.append(a.tobytes())
-                off += a.nbytes
-            header = json.dumps(
-                dict(
-                    token=s["token"],
-                    dim=vm.dim,
-                    nb=nb,
-                    base_codes=ncb,
-                    n=n,
-                    ncodes=vm._ncodes,
-                    gone=sorted(s["names"] - live_base),
-                    arrays=layout,
-                    new=[[name, c, _iso(t)] for name, (c, t) in vm.stamps.items() if c >= ncb],
-                )
-            ).encode()
-            body = header + b"".join(payload)
+            header, body = _delta_body(vm, arrays)
             crc = zlib.crc32(np.ascontiguousarray(vm.f32[nb:n], np.float32), zlib.crc32(body))
             lead = DELTA_MAGIC + len(header).to_bytes(8, "little") + crc.to_bytes(4, "little")
             return _replace(delta_path(path), [(0, lead + body)]) is not None
@@ -1432,30 +1430,8 @@ def _append_in_place(vm: VectorMatrix, ids, sources, chunk_index, mat: np.ndarra
 def _save_compact_delta(vm: VectorMatrix, path: Path) -> bool:
     "Record in the delta beside the compact snapshot which rows it holds now (those appended in its room included)."
     s, n = vm.snap, vm.n
-    live_base = {name for name, (c, _) in vm.stamps.items() if c < s["ncodes"]}
     arrays = dict(head=vm.head[s["ncodes"] : vm._ncodes], alive=np.packbits(vm.alive[:n]))
-    layout, payload, off = {}, [], 0
-    for name, a in arrays.items():
-        a = np.ascontiguousarray(a, _DELTA_DTYPES[name])
-        layout[name] = (a.dtype.str, len(a), off)
-        payload.append(a.tobytes())
-        off += a.nbytes
-    header = json.dumps(
-        dict(
-            token=s["token"],
-            dim=vm.dim,
-            nb=s["nb"],
-            base_codes=s["ncodes"],
-            n=n,
-            ncodes=vm._ncodes,
-            gone=sorted(s["names"] - live_base),
-            arrays=layout,
-            nsrc=len(vm.stamps),
-            fp=_vm_fingerprint(vm),
-            new=[[name, c, _iso(t)] for name, (c, t) in vm.stamps.items() if c >= s["ncodes"]],
-        )
-    ).encode()
-    body = header + b"".join(payload)
+    header, body = _delta_body(vm, arrays, nsrc=len(vm.stamps), fp=_vm_fingerprint(vm))
     lead = COMPACT_DELTA_MAGIC + len(header).to_bytes(8, "little") + _delta_crc(vm, body, n).to_bytes(4, "little")
     if _replace(delta_path(path), [(0, lead + body)]) is None:
         return False
