@@ -775,6 +775,7 @@ def _command(a, out, err) -> int:
         return 130 if stop.asked else 1 if r.failed else 0
     if a.cmd == "ingest-url":
         r = ix.ingest_url(a.url, a.source)
+        _keep_vectors(ix, a, err)
     elif a.cmd == "read":
         r = ix.read(a.path, a.source)
         if not emit:
@@ -801,6 +802,7 @@ def _command(a, out, err) -> int:
             return 0
     elif a.cmd == "delete":
         r = ix.delete(a.path, a.source)
+        _keep_vectors(ix, a, err)  # the rows it removed marked dead in the snapshot now, not by the next query
     (emit or (lambda r: _print_status(to_wire(r), out)))(r)
     return 0
 
