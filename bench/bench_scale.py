@@ -267,7 +267,7 @@ def compiled():
     compileall.compile_dir(Path(minirag.__file__).parent, quiet=1)
 
 
-def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[str], cli_runs: int = 5) -> dict:
+def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[str], cli_runs: int = 9) -> dict:
     "Latency, memory and recall of a querying process on the index in `db_dir` (run in a fresh process)."
     from minirag.api import Index
     from minirag.wire import to_wire
