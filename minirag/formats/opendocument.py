@@ -258,7 +258,7 @@ class _OdfText:
                 rows += [cells] * (rep if rep < 1000 else 1)
         return markdown_table(rows)
 
-
+# %% ../../nbs/02f_opendocument.ipynb #7d2dd774
 def odt_to_markdown(path: Path) -> tuple[str, str | None]:
     "(Markdown, meta title) of an OpenDocument text file."
     with open_odf(path, ".odt") as z:
