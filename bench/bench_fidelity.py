@@ -11,7 +11,7 @@ tests/data/office (gzipped ones unpacked), and a few generated hostile files (a 
 behind `.md`, a junk zip named `.docx`, UTF-16 and Latin-1 text).
 
 Every file is converted by each mode in its own process (so peak RSS is per mode):
-- `after`: `minirag.convert.convert_file` + `minirag.titles.file_title` as they are now;
+- `after`: `minirag.formats.convert.convert_file` + `minirag.formats.titles.file_title` as they are now;
 - `before`: the same two modules as they were at --before-rev (plain markitdown for everything but .md/.txt).
 Each output is compared with an independent reference extractor: `pdftotext` (poppler) for PDF, `pandoc -t plain`
 for HTML/DOCX/EPUB, openpyxl cell values for XLSX, python-pptx text frames for PPTX, the `csv` module for CSV, the
@@ -61,7 +61,7 @@ SDISTS += ["msg-parser==1.2.0", "mail-parser==4.8.0"]
 SDISTS += ["oletools==0.60.2"]
 OFFICE_FIXTURES = ROOT / "tests" / "data" / "office"  # dedoc's Russian .doc/.ppt and LibreOffice-saved decks (gzipped)
 EXTS = (".pdf", ".html", ".htm", ".epub", ".txt", ".md", ".docx", ".pptx", ".xlsx", ".csv", ".ipynb")
-EXTS += (".odt", ".ods", ".odp", ".rtf", ".doc", ".xls", ".ppt", ".eml", ".vtt")  # office formats (minirag.office)
+EXTS += (".odt", ".ods", ".odp", ".rtf", ".doc", ".xls", ".ppt", ".eml", ".vtt")  # office formats (minirag.formats' own readers)
 EXTS += (".msg",)
 CAP = {".html": 15, ".htm": 15, ".txt": 10, ".docx": 40, ".pptx": 40, ".ipynb": 20, ".md": 10}  # per package and format
 CAP |= {".eml": 30, ".odt": 10}
@@ -395,7 +395,7 @@ def main_reference(p: Path) -> str | None:
     "pandoc's text of the part of the page minirag keeps (its marked main content, less navigation blocks)."
     try:
         from bs4 import BeautifulSoup
-        from minirag.html import DROP_SELECTORS, decode_html, main_node
+        from minirag.formats.html import DROP_SELECTORS, decode_html, main_node
 
         soup = BeautifulSoup(decode_html(p.read_bytes()), "html.parser")
         node = main_node(soup) or soup.find("body") or soup
@@ -429,7 +429,7 @@ def load_before(rev: str):
 
 
 def title_source(meta, md, path, title) -> str:
-    from minirag.titles import first_h1, stem_title
+    from minirag.formats.titles import first_h1, stem_title
 
     if meta and title == " ".join(str(meta).split()):
         return "metadata"
@@ -461,8 +461,8 @@ def run_mode(mode: str, corpus: Path, rev: str, out: Path, formats: str | None =
     if mode == "before":
         convert_file, file_title = load_before(rev)
     else:
-        from minirag.convert import convert_file
-        from minirag.titles import file_title
+        from minirag.formats.convert import convert_file
+        from minirag.formats.titles import file_title
     cfg = load_config(
         {"BASE_DIR": str(corpus), "CACHE_DIR": str(Path(tempfile.gettempdir()) / "minirag-fidelity-cache")}
     )

@@ -12,7 +12,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "data" / "ocr"))
 import scans  # noqa: E402
-from minirag import ocr  # noqa: E402
+from minirag.formats import ocr  # noqa: E402
 from minirag.config import MiniragError  # noqa: E402
 
 ENGINES = ["tesseract:rus+eng", "tesseract:eng", "rapidocr:en", "rapidocr:cyrillic"]

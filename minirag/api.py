@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from .config import Config, MiniragError, load_config, installed_version
 from .chunk import rebuild_document, SCHEME_VERSION
-from .convert import scanned_exts
+from .formats.convert import scanned_exts
 from .embed import model_note, preload
 from .ingest import Engine, FileItem, Ingested, IngestReport, check_source_id, file_hash
 from .ingest import ingest_file, ingest_data, ingest_url, ingest_items
@@ -25,7 +25,7 @@ from .labels import Label, TaxonomyError, load_taxonomy, label_document, opening
 from .labels import value_vectors, OPENING_CHUNKS
 from .dates import DocDate
 from .ingest import prepare
-from . import ocr as _ocr
+from .formats import convert as formats
 
 # %% auto #0
 __all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'SORTS', 'DocumentFilter', 'taxonomy_path', 'checked_labels', 'document_filter',
@@ -112,7 +112,7 @@ def _changed_on_disk(p, row) -> bool:
 
 def _file_state(p: Path, row: dict | None, failure: dict | None, ocr_ok: bool) -> str:
     "The index state of one file on disk (`row`: its source record, `failure`: its remembered failure)."
-    is_img = p.suffix.lower() in _ocr.IMAGE_EXTS
+    is_img = p.suffix.lower() in formats.IMAGE_EXTS
     from minirag.sync import still_failing  # the sync machinery: only for listing and syncing, never a query
 
     if failure and still_failing(p, failure):
@@ -128,7 +128,7 @@ def _file_state(p: Path, row: dict | None, failure: dict | None, ocr_ok: bool) -
 # %% ../nbs/10_api.ipynb #2ee2c8a5
 def _settings(cfg: Config) -> Status:
     "A status of the configuration alone: settings, OCR availability, nothing indexed yet."
-    ocr = _ocr.ocr_status(cfg)
+    ocr = formats.ocr_status(cfg)
     return Status(
         installed_version(),
         None,
@@ -595,15 +595,15 @@ class Index:
         failed = self.tables.failures() if there else {}  # files whose current bytes failed to ingest
         from minirag.scan import scan
 
-        found = scan(cfg.roots, scanned_exts() + tuple(_ocr.IMAGE_EXTS), cfg.db_path)
-        files, seen, ocr_ok = [], set(), _ocr.ocr_available()
+        found = scan(cfg.roots, scanned_exts() + tuple(formats.IMAGE_EXTS), cfg.db_path)
+        files, seen, ocr_ok = [], set(), formats.ocr_available()
         for p, root in found.files:
             s = str(p)
             if not in_scope(s, bases):
                 continue
             r = indexed.get(s)
             seen.add(s)
-            if p.suffix.lower() in _ocr.IMAGE_EXTS and not ocr_ok and not r:
+            if p.suffix.lower() in formats.IMAGE_EXTS and not ocr_ok and not r:
                 continue  # without the extra, images are not documents
             state = _file_state(p, r, failed.get(s), ocr_ok)
             r = r or {}

@@ -311,7 +311,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     s.add_argument("--source", type=str, metavar="ID", help="source id of a data or URL item")
     s = cmd("list", "files under the roots and their index state")
     if only in (None, "list"):
-        from minirag.convert import formats_help  # which files are documents at all, and what each type needs
+        from minirag.formats.convert import formats_help  # which files are documents at all, and what each type needs
 
         s.description += "\n\n" + formats_help()
     s.add_argument("--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP)

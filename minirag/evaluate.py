@@ -12,7 +12,7 @@ from .config import Config, MiniragError, load_config, setting, DEFAULT_CHUNK_TO
 from .chunk import SCHEME_VERSION
 from .embed import Embedder, packaged_model_dir
 from .ingest import Engine, Pipeline, TextItem
-from .titles import data_title
+from .formats.convert import data_title
 from .tokens import TokenCounter
 from .store import Store
 from .tables import Tables

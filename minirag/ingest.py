@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_ingest.ipynb #52812797
 from __future__ import annotations
-import hashlib, io, re, threading
+import hashlib, re, threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,11 +14,11 @@ from . import __version__
 from .dates import document_date
 from .labels import OPENING_CHUNKS, TaxonomyError, label_document, label_rows, load_taxonomy
 from .config import Config, MiniragError, IndexBusyError
-from .convert import convert_file, markitdown
+from .formats.convert import convert_file, fetched_to_markdown
 from .chunk import chunk_markdown, strip_inline_images, SCHEME_VERSION
 from .chunk import rebuild_document
 from .chunk import drop_blank_table_rows
-from .titles import file_title, data_title
+from .formats.convert import file_title, data_title
 from .tokens import TokenCounter
 from .embed import Embedder
 from .security import resolve_in_roots
@@ -28,15 +28,15 @@ from . import tuning
 from .tables import Tables, SourceRecord, input_key
 from .pauses import pause, pause_wanted, pause_in_transaction
 from .results import Fields
-from . import ocr as _ocr
+from .formats import convert as formats
 
 # %% auto #0
 __all__ = ['MAX_TITLE_CHARS', 'HEADER_CHUNKS', 'BACKFILL_BATCH', 'FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS',
-           'EMBED_BATCH_FILES', 'LOOKUP_REBUILD_FILES', 'EMBED_SLICE', 'EMBED_SLICE_MIN', 'SLICE_SECONDS', 'URL_TYPES',
-           'Engine', 'prepare_chunks', 'FileItem', 'TextItem', 'Prepared', 'Ingested', 'IngestReport', 'file_hash',
-           'prepare', 'date_record', 'backfill_dates', 'taxonomy_or_none', 'label_records', 'relabel',
-           'check_source_id', 'content_to_markdown', 'FatalError', 'short_error', 'failure_context', 'model_ready',
-           'Pipeline', 'fetched_ext', 'fetched_to_markdown', 'ingest_file', 'ingest_data', 'ingest_url', 'ingest_items']
+           'EMBED_BATCH_FILES', 'LOOKUP_REBUILD_FILES', 'EMBED_SLICE', 'EMBED_SLICE_MIN', 'SLICE_SECONDS', 'Engine',
+           'prepare_chunks', 'FileItem', 'TextItem', 'Prepared', 'Ingested', 'IngestReport', 'file_hash', 'prepare',
+           'date_record', 'backfill_dates', 'taxonomy_or_none', 'label_records', 'relabel', 'check_source_id',
+           'content_to_markdown', 'FatalError', 'short_error', 'failure_context', 'model_ready', 'Pipeline',
+           'ingest_file', 'ingest_data', 'ingest_url', 'ingest_items']
 
 # %% ../nbs/07_ingest.ipynb #61c92c95
 class Engine:
@@ -315,7 +315,7 @@ def content_to_markdown(content: str, format: str) -> tuple[str, str | None]:
     except UnicodeEncodeError:
         raise MiniragError("content contains characters that are not valid text (lone surrogates); send UTF-8 text")
     if format == "html":  # the main-content path HTML files take: navigation dropped, links as their text
-        from minirag.html import html_to_markdown
+        from minirag.formats.convert import html_to_markdown
 
         return html_to_markdown(content)
     return content, None
@@ -335,7 +335,7 @@ def short_error(e: Exception) -> str:
 
 def failure_context(cfg, ocr: bool | None = None) -> str:
     "What a file's failure depended on besides its bytes: when this changes, remembered failures are tried again."
-    ocr = _ocr.ocr_available() if ocr is None else ocr
+    ocr = formats.ocr_available() if ocr is None else ocr
     return f"minirag {__version__}; scheme {SCHEME_VERSION}; ocr {'on' if ocr else 'off'}; max {cfg.max_file_size}"
 
 
@@ -692,76 +692,6 @@ def _vectors(self: Pipeline, rows: list[dict], found: dict, batch: list[Prepared
     if self.reuse:
         self._recent = [*self._recent[-1:], dict(zip(keys, vecs if vecs is not None else []))]
     return np.stack(out).astype(np.float32, copy=False)
-
-# %% ../nbs/07_ingest.ipynb #d3db0a24
-URL_TYPES = {  # Content-Type -> the extension whose reader converts it
-    "text/html": ".html",
-    "application/xhtml+xml": ".html",
-    "application/pdf": ".pdf",
-    "text/csv": ".csv",
-    "text/plain": ".txt",
-    "text/markdown": ".md",
-    "text/vtt": ".vtt",
-    "application/rtf": ".rtf",
-    "text/rtf": ".rtf",
-    "message/rfc822": ".eml",
-    "application/epub+zip": ".epub",
-    "application/msword": ".doc",
-    "application/vnd.ms-excel": ".xls",
-    "application/vnd.ms-powerpoint": ".ppt",
-    "application/vnd.ms-outlook": ".msg",
-    "application/vnd.openxmlformats-officedocument.wordprocessingml.document": ".docx",
-    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet": ".xlsx",
-    "application/vnd.openxmlformats-officedocument.presentationml.presentation": ".pptx",
-    "application/vnd.oasis.opendocument.text": ".odt",
-    "application/vnd.oasis.opendocument.spreadsheet": ".ods",
-    "application/vnd.oasis.opendocument.presentation": ".odp",
-}
-
-
-def fetched_ext(f) -> str | None:
-    "The extension whose reader converts a fetched body: its Content-Type's, else its file name's or URL path's."
-    import os
-    from urllib.parse import urlsplit
-    from minirag.convert import DOC_EXTS
-
-    if ext := URL_TYPES.get((f.content_type or "").lower()):
-        return ext
-    ext = os.path.splitext(f.filename or urlsplit(f.final_url).path)[1].lower()
-    return ext if ext in DOC_EXTS else None
-
-
-def fetched_to_markdown(f, cfg: Config) -> tuple[str, str | None]:
-    "(Markdown, title) of a fetched body (a `urlguard.Fetched`), read as a file of its type is."
-    import tempfile
-
-    ext = fetched_ext(f)
-    if ext in (".html", ".htm") and f.charset:
-        from minirag.html import decode_html, html_to_markdown
-
-        try:
-            text = f.content.decode(f.charset)
-        except (LookupError, UnicodeDecodeError):  # a charset the bytes do not agree with: the file rules decide
-            text = decode_html(f.content)
-        return html_to_markdown(text)
-    if ext is None:
-        from markitdown import StreamInfo
-
-        info = StreamInfo(mimetype=f.content_type or None, charset=f.charset, url=f.final_url, filename=f.filename)
-        try:
-            res = markitdown().convert_stream(io.BytesIO(f.content), stream_info=info)
-        except Exception as e:
-            kind = f.content_type or "unknown type"
-            raise MiniragError(f"could not convert {f.final_url!r} ({kind}) to Markdown: {type(e).__name__}") from None
-        return res.markdown or "", (res.title or "").strip() or None
-    with tempfile.TemporaryDirectory(prefix="minirag-url-") as d:
-        p = Path(d) / ("page" + ext)
-        p.write_bytes(f.content)
-        try:
-            conv = convert_file(p, cfg)
-        except MiniragError as e:
-            raise MiniragError(str(e).replace(str(p), f.final_url)) from None
-    return conv.markdown, conv.meta_title
 
 # %% ../nbs/07_ingest.ipynb #9964dc4a
 def ingest_file(eng: Engine, path, must_be_absolute: bool = False, known_hash: str | None = None) -> Ingested:

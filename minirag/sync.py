@@ -8,7 +8,7 @@ import os, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from .config import MiniragError
-from .convert import scanned_exts
+from .formats.convert import scanned_exts
 from .chunk import SCHEME_VERSION
 from .ingest import Engine, FileItem, Pipeline, file_hash, failure_context
 from .ingest import backfill_dates, relabel
@@ -17,7 +17,7 @@ from .security import resolve_in_roots, in_scope
 from .store import file_lock, file_unlock
 from .pauses import pause
 from .results import Fields
-from . import ocr as _ocr
+from .formats import convert as formats
 
 # %% auto #0
 __all__ = ['COUNT_KEYS', 'SyncBusyError', 'SyncLock', 'SyncPlan', 'plan_sync', 'SyncReport', 'sync_scope', 'still_failing',
@@ -123,7 +123,7 @@ def plan_sync(
     rows: list[dict], found: ScanResult, roots: list[Path], scope: Path | None = None, ocr: bool = True
 ) -> SyncPlan:
     "Decide per file: ingest, move, touch, delete, skip or keep."
-    plan, images = SyncPlan(), tuple(_ocr.IMAGE_EXTS)
+    plan, images = SyncPlan(), tuple(formats.IMAGE_EXTS)
     rows = {
         r["source"]: r for r in rows if r["kind"] == "file" and in_scope(r["source"], str(scope) if scope else None)
     }
@@ -278,7 +278,7 @@ def _plan(eng: Engine, scope: Path | None, progress=None) -> tuple[SyncPlan, dic
     "Scan, read the index's file rows in scope and its remembered failures, and plan; with the failure context."
     if progress:
         progress(0, 0, "scanning")
-    cfg, ocr = eng.cfg, _ocr.ocr_available()
+    cfg, ocr = eng.cfg, formats.ocr_available()
     found = scan(cfg.roots, scanned_exts(), cfg.db_path, under=scope)
     rows, failed = [], {}
     if eng.store.exists():  # a sync of an empty install creates nothing before it writes

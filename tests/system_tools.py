@@ -24,7 +24,7 @@ TOOLS = {
     "tesseract": "tesseract-ocr tesseract-ocr-rus tesseract-ocr-eng",
     "pdftotext": "poppler-utils",
     "pandoc": "pandoc",
-    # legacy binary Word (.doc): minirag.office runs antiword when present, catdoc for the files antiword refuses
+    # legacy binary Word (.doc): minirag.formats.word runs antiword when present, catdoc for the files antiword refuses
     "antiword": "antiword",
     "catdoc": "catdoc",
     # tests/test_docs.py opens the rendered docs in it (selenium + chromedriver)

@@ -37,10 +37,17 @@ def contracts() -> list[dict]:
     return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
 
 
-def layer_modules() -> list[str]:
-    "Every module the layers contract names, optional ones included, high to low."
-    (layers,) = [c["layers"] for c in contracts() if c["type"] == "layers"]
-    return [name.strip().strip("()") for layer in layers for name in re.split(r"[|:]", layer)]
+def layer_modules(container: str | None = None) -> list[str]:
+    "Every module the layers contracts name (of one container, or of all), optional ones included, high to low."
+    layers = [c for c in contracts() if c["type"] == "layers" and container in (None, *c["containers"])]
+    names = [layer for c in layers for layer in c["layers"]]
+    return [name.strip().strip("()") for layer in names for name in re.split(r"[|:]", layer)]
+
+
+def children(package: Path) -> list[str]:
+    "The modules and subpackages directly in a package folder (private ones left out)."
+    found = [p.stem for p in package.glob("*.py")] + [p.name for p in package.iterdir() if (p / "__init__.py").exists()]
+    return sorted(m for m in found if not m.startswith("_"))
 
 
 def test_import_contracts_are_kept():
@@ -80,6 +87,20 @@ def test_an_optional_layer_is_checked_once_it_exists(package_copy):
     assert r.returncode != 0 and "minirag.tuning is not allowed to import minirag.store" in r.stdout, r.stdout
 
 
+def test_a_format_module_outside_formats_breaks_a_contract(package_copy):
+    "Only convert imports a format: a module outside formats reaching a single reader breaks the contract."
+    api = package_copy / "minirag" / "api.py"
+    api.write_text(api.read_text() + "\nfrom minirag.formats.html import decode_html  # past the door\n")
+    r = run([tool("lint-imports")], package_copy)
+    assert r.returncode != 0 and "minirag.api is not allowed to import minirag.formats.html" in r.stdout, r.stdout
+
+
+def test_a_format_module_outside_the_formats_layers_breaks_the_contract(package_copy):
+    (package_copy / "minirag" / "formats" / "stray.py").write_text("from minirag.formats import text\n")
+    r = run([tool("lint-imports")], package_copy)
+    assert r.returncode != 0 and "minirag.formats.stray" in r.stdout, r.stdout
+
+
 def test_mcp_outside_the_server_breaks_a_contract(package_copy):
     api = package_copy / "minirag" / "api.py"
     api.write_text(api.read_text() + "\nimport mcp\n")
@@ -113,6 +134,8 @@ def test_the_page_draws_every_module_the_layers_place():
     drawn = set(re.findall(r"\b([a-z0-9_]+)\b", diagram))
     missing = [m for m in layer_modules() if m not in drawn]
     assert not missing, f"the layers contract names modules the architecture page does not draw: {missing}"
-    modules = sorted(p.stem for p in (ROOT / "minirag").glob("*.py") if not p.stem.startswith("_"))
-    unplaced = [m for m in modules if m not in layer_modules()]
-    assert not unplaced, f"modules in no layer of pyproject.toml's contract: {unplaced}"
+    for c in [c for c in contracts() if c["type"] == "layers"]:
+        (container,) = c["containers"]
+        placed = layer_modules(container)
+        unplaced = [m for m in children(ROOT.joinpath(*container.split("."))) if m not in placed]
+        assert not unplaced, f"modules of {container} in no layer of pyproject.toml's contract: {unplaced}"

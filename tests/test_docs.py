@@ -28,11 +28,11 @@ def test_readme_is_the_rendering_of_index():
 
 def test_readme_format_table_is_the_converters_table():
     "Every row of the converter's format table stands in the README as it is, and the README lists no other."
-    from minirag.convert import FORMATS
+    from minirag.formats.convert import FORMATS
     want = [f"| {' '.join(f'`{e}`' for e in exts.split())} | {how} | {needs or '—'} |" for exts, how, needs in FORMATS]
     text = (ROOT/"README.md").read_text(encoding="utf-8")
     missing = [row for row in want if row not in text]
-    assert not missing, "README's format table differs from minirag.convert.FORMATS; edit nbs/index.ipynb:\n" + "\n".join(missing)
+    assert not missing, "README's format table differs from minirag.formats.convert.FORMATS; edit nbs/index.ipynb:\n" + "\n".join(missing)
     start = text.index("| extensions | read as | needs |")
     rows = [l for l in text[start:].splitlines()[2:] if l.startswith("| `")]
     rows = rows[: next((i for i, l in enumerate(rows) if l not in want), len(rows))]

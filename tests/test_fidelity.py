@@ -7,8 +7,8 @@ import codecs, json, os, re, subprocess, sys, zipfile
 from pathlib import Path
 import pytest
 from minirag.config import MiniragError, load_config
-from minirag.convert import convert_file
-from minirag.titles import file_title, first_h1
+from minirag.formats.convert import convert_file
+from minirag.formats.titles import file_title, first_h1
 
 DATA = Path(__file__).parent / "data" / "fidelity"
 sys.path.insert(0, str(Path(__file__).parents[1] / "bench"))
@@ -74,7 +74,7 @@ def test_pdf_title_comes_from_metadata():
 
 
 def test_pdf_falls_back_to_pdfminer_when_pdfium_cannot_open(monkeypatch, cfg, tmp_path):
-    from minirag import pdf
+    from minirag.formats import pdf
 
     def broken(path):
         raise RuntimeError("Failed to load document (PDFium: Data format error).")
@@ -97,7 +97,7 @@ def test_pdf_falls_back_to_pdfminer_when_pdfium_cannot_open(monkeypatch, cfg, tm
 def test_pages_that_cannot_be_ocred_do_not_lose_the_text_pages(monkeypatch, cfg):
     "A text PDF with a few blank pages, on a machine where OCR cannot run (no tesseract, no model download):"
     "the text pages are kept and the skipped pages are a warning, not a failed file (seen on a bare machine)."
-    from minirag import ocr, pdf
+    from minirag.formats import ocr, pdf
 
     monkeypatch.setattr(ocr, "ocr_available", lambda: True)
 
@@ -119,13 +119,13 @@ def test_unreadable_pdf_names_both_extractors(cfg, tmp_path):
 
 
 def _glyph_pdf(monkeypatch, pages):
-    from minirag import pdf
+    from minirag.formats import pdf
 
     monkeypatch.setattr(pdf, "read_pdf_pages", lambda path: (pages, None, "pdfminer"))
 
 
 def test_glyph_code_pdf_without_ocr_is_no_usable_text_layer(monkeypatch, cfg, tmp_path):
-    from minirag import ocr
+    from minirag.formats import ocr
 
     monkeypatch.setattr(ocr, "ocr_available", lambda: False)
     _glyph_pdf(monkeypatch, ["(cid:17)(cid:42)(cid:3) " * 200] * 3)
@@ -138,7 +138,7 @@ def test_glyph_code_pdf_without_ocr_is_no_usable_text_layer(monkeypatch, cfg, tm
 
 
 def test_glyph_code_pages_are_skipped_and_reported(monkeypatch, cfg, tmp_path):
-    from minirag import ocr
+    from minirag.formats import ocr
 
     monkeypatch.setattr(ocr, "ocr_available", lambda: False)
     _glyph_pdf(monkeypatch, ["A page of real prose about packaging and uploads. " * 5, "(cid:17)(cid:42) " * 300])
@@ -154,7 +154,7 @@ def test_glyph_code_pages_are_ocred_with_the_extra(monkeypatch, cfg, tmp_path):
     "A page whose text layer is glyph codes is rendered and recognised like a scan."
     sys.path.insert(0, str(Path(__file__).parent / "data" / "ocr"))
     import scans
-    from minirag import pdf
+    from minirag.formats import pdf
 
     p = scans.image_pdf(tmp_path / "glyphs.pdf", [scans.page_image(["Pallet discrepancy in aisle seven"])])
     real = pdf.read_pdf_pages
@@ -164,7 +164,7 @@ def test_glyph_code_pages_are_ocred_with_the_extra(monkeypatch, cfg, tmp_path):
 
 
 def test_shell_prompt_in_pdf_text_is_not_a_heading(monkeypatch, cfg, tmp_path):
-    from minirag import pdf
+    from minirag.formats import pdf
 
     monkeypatch.setattr(
         pdf,
@@ -234,7 +234,7 @@ def test_20mb_single_line_is_refused_fast_and_small(tmp_path):
     code = (
         "import resource, sys\n"
         "from minirag.config import load_config, MiniragError\n"
-        "from minirag.convert import convert_file\n"
+        "from minirag.formats.convert import convert_file\n"
         f"try: convert_file({str(p)!r}, load_config({{'BASE_DIR': {str(tmp_path)!r}}}))\n"
         "except MiniragError as e: print(e)\n"
         # VmHWM is this program's own peak: ru_maxrss would carry the forking pytest's peak across exec

@@ -13,7 +13,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).parent / "data" / "ocr"))
 import scans  # noqa: E402
 
-from minirag import ocr  # noqa: E402
+from minirag.formats import ocr  # noqa: E402
 from minirag.config import MiniragError  # noqa: E402
 
 pypdfium2 = pytest.importorskip("pypdfium2", reason="pypdfium2 not installed (install: pip install 'minirag[ocr]')")

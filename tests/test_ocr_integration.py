@@ -4,7 +4,8 @@ import sys
 from pathlib import Path
 import pytest
 from minirag.config import MiniragError
-import minirag.ocr as ocr
+import minirag.formats.ocr as ocr
+import minirag.formats.convert as convert
 
 sys.path.insert(0, str(Path(__file__).parent / "data" / "ocr"))
 import scans  # noqa: E402
@@ -54,7 +55,7 @@ def test_scan_without_the_extra_is_a_clear_error(index, root, monkeypatch):
 def test_images_are_not_documents_without_the_extra(index, root, monkeypatch):
     img = root / "photo.png"
     scans.page_image(["hello"], a4=False).save(img)
-    monkeypatch.setattr(ocr, "ocr_available", lambda: False)
+    monkeypatch.setattr(convert, "ocr_available", lambda: False)  # what convert_file and the listing ask
     with pytest.raises(MiniragError, match="OCR extra"):
         to_wire(index.ingest(img))
     assert [f for f in to_wire(index.list_files())["files"] if f["displayPath"] == "photo.png"] == []

@@ -247,7 +247,7 @@ def test_outlook_msg_reads_as_a_mail_with_its_attached_item(office):
 
 def test_msg_without_the_outlook_extra_fails_with_the_pip_line(monkeypatch, tmp_path):
     from minirag.config import MiniragError, load_config
-    from minirag.convert import convert_file
+    from minirag.formats.convert import convert_file
 
     monkeypatch.setitem(sys.modules, "extract_msg", None)  # as on a base install: the import fails
     shutil.copy(DATA / "outer.msg", tmp_path / "outer.msg")
@@ -262,7 +262,7 @@ def test_msg_without_the_outlook_extra_fails_with_the_pip_line(monkeypatch, tmp_
 def test_a_broken_msg_fails_naming_file_and_cause(tmp_path):
     pytest.importorskip("extract_msg", reason="needs the outlook extra: pip install 'minirag[outlook]'")
     from minirag.config import MiniragError, load_config
-    from minirag.convert import convert_file
+    from minirag.formats.convert import convert_file
 
     (tmp_path / "cut.msg").write_bytes((DATA / "outer.msg").read_bytes()[:3000])
     with pytest.raises(MiniragError, match=r"cut\.msg: not a readable \.msg file \(.+\); the file may be corrupt"):
@@ -312,7 +312,7 @@ def test_powerpoint_97_lists_nest_and_number_by_level_and_embedded_files_show_th
 
 def test_word_95_file_in_cp1251_comes_out_cyrillic_without_any_tool(office, monkeypatch):
     from minirag.config import load_config
-    from minirag.convert import convert_file
+    from minirag.formats.convert import convert_file
 
     assert read(office, "order95.doc")["text"] == "Приказ об отпуске\n\nОтдел кадров уходит в отпуск в мае."
     root = office[0]

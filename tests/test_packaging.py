@@ -70,6 +70,14 @@ def test_wheel_carries_the_model_files_sample_docs_and_license(built):
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
 
 
+def test_wheel_carries_every_module_of_the_subpackages(built):
+    "Every module of the work tree, those in folders such as minirag/formats included, is in the wheel."
+    names = set(zipfile.ZipFile(built[2]).namelist())
+    modules = {p.relative_to(REPO).as_posix() for p in (REPO / "minirag").rglob("*.py") if "__pycache__" not in p.parts}
+    assert "minirag/formats/convert.py" in modules and "minirag/formats/__init__.py" in modules
+    assert not modules - names, sorted(modules - names)
+
+
 def test_no_absolute_work_paths_in_scripts():
     files = [
         p

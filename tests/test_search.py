@@ -249,7 +249,7 @@ def test_query_stems_equal_the_stored_stems_word_for_word():
     "A query's words are stemmed in Python (py_rust_stemmers), postings in DuckDB (fts stem): any difference would lose matches."
     import json, pyarrow as pa
     from minirag.config import Config
-    from minirag.convert import convert_file
+    from minirag.formats.convert import convert_file
     from minirag.keywords import stem_terms, STEM_SQL
     from minirag.store import connect
     data = Path(__file__).parent/"data"/"fidelity"

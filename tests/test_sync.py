@@ -224,7 +224,7 @@ def test_indexed_images_are_kept_as_unreadable_without_ocr(synced, root, monkeyp
     synced.engine.tables.write_batch([(SourceRecord(str(img), "file", str(root), "scan", "generic", "x", img.stat().st_size, 0.0, "rapidocr", SCHEME_VERSION),
                    [dict(chunk_index=0, parent_id="0", text=text, prefix_len=0, section_head="", kind="text", tokens=10, scheme=SCHEME_VERSION)],
                    emb.embed([text]))], emb.model_id)
-    monkeypatch.setattr("minirag.ocr.ocr_available", lambda: False)
+    monkeypatch.setattr("minirag.formats.convert.ocr_available", lambda: False)  # what sync and its scan ask
     (root/"new.png").write_bytes(b"\x89PNG\r\n\x1a\n" + b"\x01" * 64)
     r = to_wire(synced.sync())
     assert counts(r) == C(skipped=3, unreadable=1)

@@ -2,7 +2,7 @@
 
 from pathlib import Path
 import pytest
-from minirag.titles import data_title, file_title, first_h1, is_boilerplate, stem_title
+from minirag.formats.titles import data_title, file_title, first_h1, is_boilerplate, stem_title
 
 
 @pytest.mark.parametrize(
@@ -106,7 +106,7 @@ def test_first_h1_strips_markup():
 
 
 # ---- metadata titles that are real, front matter, commands that are not headings ----------------
-from minirag.titles import is_command_like, real_meta_title, split_front_matter
+from minirag.formats.titles import is_command_like, real_meta_title, split_front_matter
 
 
 @pytest.mark.parametrize(
