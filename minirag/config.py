@@ -12,10 +12,11 @@ from platformdirs import user_cache_dir
 
 # %% auto #0
 __all__ = ['DEFAULT_MODEL', 'MAX_TOP_K', 'BUDGET_RANGE', 'DEFAULT_CHUNK_TOKEN_BUDGET', 'DEFAULT_HYBRID_WEIGHT',
-           'DEFAULT_MAX_FILE_SIZE', 'DEFAULT_OCR_MIN_CHARS', 'IDLE_CLOSE', 'LOCK_WAIT', 'DEFAULT_OCR_LANG',
-           'OCR_LANG_IDS', 'log', 'SETTINGS', 'Config', 'README_START', 'README_END', 'MiniragError', 'ConfigError',
-           'IndexBusyError', 'validate_ocr_lang', 'Setting', 'setting', 'installed_version', 'is_system_dir',
-           'load_config', 'user_settings', 'environment_help', 'settings_markdown', 'readme_block']
+           'DEFAULT_MAX_FILE_SIZE', 'DEFAULT_FILE_TIME_LIMIT', 'DEFAULT_OCR_MIN_CHARS', 'IDLE_CLOSE', 'LOCK_WAIT',
+           'DEFAULT_OCR_LANG', 'OCR_LANG_IDS', 'log', 'SETTINGS', 'Config', 'README_START', 'README_END',
+           'MiniragError', 'ConfigError', 'IndexBusyError', 'validate_ocr_lang', 'Setting', 'setting',
+           'installed_version', 'is_system_dir', 'load_config', 'user_settings', 'environment_help',
+           'settings_markdown', 'readme_block']
 
 # %% ../nbs/00_config.ipynb #5c75fda4
 class MiniragError(ValueError):
@@ -36,6 +37,7 @@ BUDGET_RANGE = (16, 128)  # 128 = the default model's trained sequence length
 DEFAULT_CHUNK_TOKEN_BUDGET = 110
 DEFAULT_HYBRID_WEIGHT = 0.6  # the keyword share
 DEFAULT_MAX_FILE_SIZE = 100 * 1024 * 1024
+DEFAULT_FILE_TIME_LIMIT = 600.0  # seconds: above a 200-page scan OCRed at about 2 s a page
 DEFAULT_OCR_MIN_CHARS = 25  # PDF pages with fewer text characters are OCRed
 IDLE_CLOSE = 30.0  # seconds a long-lived process (the MCP server) keeps the idle index open (why: the store page)
 LOCK_WAIT = 15.0  # seconds a process waits while another one writes the index
@@ -233,6 +235,9 @@ SETTINGS = {
         Setting("MAX_FILE_SIZE", "config", "whole", "largest file ingested, in bytes; checked before parsing, "
                 "also bounds URL bodies", DEFAULT_MAX_FILE_SIZE, field="max_file_size", lo=1,
                 noun="a whole number of bytes"),
+        Setting("FILE_TIME_LIMIT", "config", "number", "seconds one file may take to be read and cut; a slower "
+                "one fails with this reason and the sync goes on", DEFAULT_FILE_TIME_LIMIT, field="file_time_limit",
+                lo=1.0, noun="a number of seconds"),
         Setting("CHUNK_TOKEN_BUDGET", "config", "whole", f"tokens per chunk, {BUDGET_RANGE[0]}..{BUDGET_RANGE[1]}",
                 DEFAULT_CHUNK_TOKEN_BUDGET, field="chunk_token_budget", lo=BUDGET_RANGE[0], hi=BUDGET_RANGE[1],
                 noun="a whole number"),

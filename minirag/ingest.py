@@ -4,7 +4,7 @@
 
 # %% ../nbs/07_ingest.ipynb #52812797
 from __future__ import annotations
-import hashlib, re, threading
+import errno, hashlib, os, re, stat, threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,10 +33,10 @@ from .formats import convert as formats
 # %% auto #0
 __all__ = ['MAX_TITLE_CHARS', 'HEADER_CHUNKS', 'BACKFILL_BATCH', 'FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS',
            'EMBED_BATCH_FILES', 'LOOKUP_REBUILD_FILES', 'EMBED_SLICE', 'EMBED_SLICE_MIN', 'SLICE_SECONDS', 'Engine',
-           'prepare_chunks', 'FileItem', 'TextItem', 'Prepared', 'Ingested', 'IngestReport', 'file_hash', 'prepare',
-           'date_record', 'backfill_dates', 'taxonomy_or_none', 'label_records', 'relabel', 'check_source_id',
-           'content_to_markdown', 'FatalError', 'short_error', 'failure_context', 'model_ready', 'Pipeline',
-           'ingest_file', 'ingest_data', 'ingest_url', 'ingest_items']
+           'prepare_chunks', 'FileItem', 'TextItem', 'Prepared', 'Ingested', 'IngestReport', 'file_hash', 'within_time',
+           'prepare', 'date_record', 'backfill_dates', 'taxonomy_or_none', 'label_records', 'relabel',
+           'check_source_id', 'content_to_markdown', 'FatalError', 'short_error', 'failure_context', 'model_ready',
+           'Pipeline', 'ingest_file', 'ingest_data', 'ingest_url', 'ingest_items']
 
 # %% ../nbs/07_ingest.ipynb #61c92c95
 class Engine:
@@ -154,12 +154,38 @@ class IngestReport(Fields):
 
 # %% ../nbs/07_ingest.ipynb #a6025491
 def file_hash(path: Path) -> str:
-    "sha256 of a file's bytes."
+    "sha256 of a regular file's bytes; a FIFO or device is refused without waiting on it."
     h = hashlib.sha256()
-    with open(path, "rb") as f:
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens at once instead of blocking
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, device or socket)")
         for block in iter(lambda: f.read(1 << 20), b""):
             h.update(block)
     return h.hexdigest()
+
+
+def within_time(work, seconds: float, what: str):
+    "`work()`, or a MiniragError naming FILE_TIME_LIMIT when it runs longer than `seconds` (it is left behind)."
+    box = {}
+
+    def run():
+        try:
+            box["value"] = work()
+        except BaseException as e:  # handed to the caller below
+            box["error"] = e
+
+    t = threading.Thread(target=run, name="minirag-read", daemon=True)  # daemon: a stuck reader never holds exit
+    t.start()
+    t.join(seconds)
+    if t.is_alive():
+        raise MiniragError(
+            f"{what}: reading took longer than FILE_TIME_LIMIT ({seconds:g} s) and was given up; "
+            "raise FILE_TIME_LIMIT to index it"
+        )
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
 
 
 def _prepare_file(eng: Engine, item: FileItem, facts: dict | None) -> Prepared:
@@ -406,7 +432,7 @@ class Pipeline:
 
     def ingest_one(self, item) -> Ingested:
         "Prepare, embed and write one item in this thread, raising its error."
-        p = prepare(self.eng, item)
+        p = within_time(lambda: prepare(self.eng, item), self.eng.cfg.file_time_limit, _name(item))
         vecs = self._vectors(p.rows, self._look_up([p]), [p])
         (n,) = self.eng.tables.write_batch([(p.record, p.rows, vecs)], self._model)
         return _ingested(p, n)
@@ -490,7 +516,7 @@ def _prepare(self: Pipeline, item) -> Prepared | None:
     "The prepared item, or None after noting why it failed."
     facts = {}
     try:
-        p = prepare(self.eng, item, facts)
+        p = within_time(lambda: prepare(self.eng, item, facts), self.eng.cfg.file_time_limit, _name(item))
     except FATAL_ERRORS:
         raise
     except Exception as e:

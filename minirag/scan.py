@@ -4,14 +4,14 @@
 
 # %% ../nbs/07a_scan.ipynb #70f7160b
 from __future__ import annotations
-import os
+import os, stat
 from dataclasses import dataclass, field
 from pathlib import Path
 import pathspec
 from .security import root_of
 
 # %% auto #0
-__all__ = ['DEPENDENCY_DIRS', 'IGNORE_FILES', 'ScanResult', 'other_ext', 'ignore_spec', 'scan']
+__all__ = ['DEPENDENCY_DIRS', 'IGNORE_FILES', 'NOT_REGULAR', 'ScanResult', 'other_ext', 'ignore_spec', 'scan']
 
 # %% ../nbs/07a_scan.ipynb #f931258e
 @dataclass
@@ -82,6 +82,17 @@ def _ignored(p: Path, is_dir: bool, chain: list) -> bool:
     return bool(verdict)
 
 
+NOT_REGULAR = "not a regular file (a FIFO, device or socket): never opened"
+
+
+def _regular(p: Path) -> bool:
+    "False for a FIFO, device or socket, which would block or never end if read; True if it vanished (told later)."
+    try:
+        return stat.S_ISREG(os.lstat(p).st_mode)
+    except OSError:
+        return True
+
+
 def _dependency_dir(d: Path) -> bool:
     return d.name in DEPENDENCY_DIRS or (d / "pyvenv.cfg").is_file()
 
@@ -114,6 +125,9 @@ def scan(roots: list[Path], exts, index_dir: Path | None = None, under: Path | N
         chain, why = _chain_to(start, root)
         if why:
             res.ignored.append((start, why))
+            continue
+        if not start.is_dir() and not start.is_file():
+            res.ignored.append((start, NOT_REGULAR))
             continue
         if start.is_file():  # one named file: the same name and type rules as in a walk
             if not _skip_name(start.name) and start.name.lower().endswith(exts):
@@ -165,7 +179,10 @@ def scan(roots: list[Path], exts, index_dir: Path | None = None, under: Path | N
                 if p.is_symlink():
                     real = Path(os.path.realpath(p))
                     if root_of(real, roots) is None or not real.is_file():
-                        continue  # a link out of the roots is never read
+                        continue  # a link out of the roots (or to a FIFO or device) is never read
+                elif not _regular(p):
+                    res.ignored.append((p, NOT_REGULAR))
+                    continue
                 res.files.append((p, root))
     res.files.sort()
     return res

@@ -4,7 +4,7 @@
 
 # %% ../nbs/13_server.ipynb #4fb0e305
 from __future__ import annotations
-import json, logging, os, signal, sys, threading, time
+import json, logging, os, re, signal, sys, threading, time
 from contextvars import ContextVar
 from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
@@ -12,8 +12,10 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
 from mcp.types import CallToolResult, TextContent, ToolAnnotations
+from fastcore.basics import patch
 from minirag.config import (
     Config,
+    DEFAULT_MAX_FILE_SIZE,
     MiniragError,
     MAX_TOP_K,
     load_config,
@@ -25,11 +27,11 @@ from . import tuning
 
 # %% auto #0
 __all__ = ['INSTRUCTIONS', 'MAX_BUILTIN_INSTRUCTIONS', 'MAX_INSTRUCTIONS', 'TOOL_DESCRIPTIONS', 'TOOL_ANNOTATIONS', 'TOOL_NAMES',
-           'TOOL_RIGHTS', 'log', 'FILE_STATES', 'OUTPUT_MODELS', 'TTY_HINT', 'server_instructions', 'error_message',
-           'tool_result', 'tool_error', 'QueryHit', 'DocumentDate', 'FilterCounts', 'QuerySource', 'QueryResult',
-           'NeighborChunk', 'NeighborsResult', 'DocumentText', 'ListedFile', 'ListedSource', 'FileList', 'Ingested',
-           'SyncStarted', 'SyncProgress', 'SyncState', 'Deleted', 'Status', 'Tools', 'unknown_arguments', 'grant_of',
-           'build_server', 'serve']
+           'TOOL_RIGHTS', 'log', 'FILE_STATES', 'OUTPUT_MODELS', 'TTY_HINT', 'FRAME_SLACK', 'server_instructions',
+           'error_message', 'tool_result', 'tool_error', 'QueryHit', 'DocumentDate', 'FilterCounts', 'QuerySource',
+           'QueryResult', 'NeighborChunk', 'NeighborsResult', 'DocumentText', 'ListedFile', 'ListedSource', 'FileList',
+           'Ingested', 'SyncStarted', 'SyncProgress', 'SyncState', 'Deleted', 'Status', 'Tools', 'unknown_arguments',
+           'grant_of', 'build_server', 'serve', 'StdioFrames', 'claim_stdio']
 
 # %% ../nbs/13_server.ipynb #43ad9f5b
 INSTRUCTIONS = (
@@ -846,3 +848,64 @@ def serve(
         pass
     finally:
         srv.tools.close()
+
+# %% ../nbs/13_server.ipynb #bc946021
+FRAME_SLACK = 1 << 20  # bytes of JSON-RPC envelope and escaping allowed around the largest content a call carries
+_ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
+
+
+class StdioFrames:
+    "Incoming frames read up to `limit` bytes each; a longer one is answered with an error and skipped."
+
+    def __init__(self, limit: int, rfile, wfile):
+        self.limit, self.rfile, self.wfile, self._lock = limit, rfile, wfile, threading.Lock()
+
+    def readline(self) -> str:
+        "The next frame that fits (\"\" at the end of input)."
+        while True:
+            line = self.rfile.readline(self.limit + 1)
+            if len(line) <= self.limit or line.endswith(b"\n"):
+                return line.decode("utf-8", "replace")
+            size, head = len(line), line[:4096]
+            while line and not line.endswith(b"\n"):
+                line = self.rfile.readline(1 << 20)  # the rest is dropped a MiB at a time, never held
+                size += len(line)
+            self.write(json.dumps(self.refusal(head, size)) + "\n")
+
+    def refusal(self, head: bytes, size: int) -> dict:
+        "The JSON-RPC error for a frame of `size` bytes, under the request id found near its start (else null)."
+        m = _ID.search(head)
+        msg = (
+            f"the request is {size:,} bytes, over the {self.limit:,}-byte frame limit of stdio (MAX_FILE_SIZE + 1 MiB);"
+            " send less per call, or save the content as a file under a root and run sync"
+        )
+        return {"jsonrpc": "2.0", "id": json.loads(m[1]) if m else None, "error": {"code": -32600, "message": msg}}
+
+    def write(self, text: str):
+        with self._lock:
+            self.wfile.write(text.encode("utf-8"))
+            self.wfile.flush()
+
+    def flush(self):
+        pass  # every write is flushed under the lock
+
+
+def claim_stdio() -> tuple:
+    "The protocol's stdin and stdout as binary files; fd 0 then reads EOF and fd 1 writes to stderr, for strays."
+    rfile, wfile = os.fdopen(os.dup(0), "rb"), os.fdopen(os.dup(1), "wb")
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)  # a child process or a stray read never takes bytes of the protocol
+    os.close(null)
+    os.dup2(2, 1)  # a stray print lands on stderr, never on the wire
+    return rfile, wfile
+
+
+@patch
+async def run_stdio_async(self: _Server):
+    "MCP over stdio, every incoming frame bounded before it is parsed."
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    frames = StdioFrames((self.tools.cfg.max_file_size or DEFAULT_MAX_FILE_SIZE) + FRAME_SLACK, *claim_stdio())
+    async with stdio_server(stdin=anyio.wrap_file(frames), stdout=anyio.wrap_file(frames)) as (read, write):
+        await self._lowlevel_server.run(read, write, self._lowlevel_server.create_initialization_options())

@@ -4,7 +4,7 @@
 
 # %% ../nbs/07b_sync.ipynb #0c9cc471
 from __future__ import annotations
-import os, time
+import os, stat, time
 from dataclasses import dataclass, field
 from pathlib import Path
 from .config import MiniragError
@@ -112,6 +112,15 @@ class SyncPlan:
     skipped_by_format: dict = field(default_factory=dict)  # extension -> files of a type not read
 
 
+def _unreadable(st: os.stat_result, max_size: int | None) -> str | None:
+    "Why a file is not read at all, told from its stat alone (a file swapped for a FIFO, or too large to hash)."
+    if not stat.S_ISREG(st.st_mode):
+        return "not a regular file (a FIFO, device or socket); not read"
+    if max_size is not None and st.st_size > max_size:
+        return f"{st.st_size:,} bytes is over MAX_FILE_SIZE ({max_size:,}); raise MAX_FILE_SIZE to index it"
+    return None
+
+
 def _kept_msg(what: str, kept: list[str]) -> str:
     if not kept:
         return what
@@ -120,7 +129,12 @@ def _kept_msg(what: str, kept: list[str]) -> str:
 
 
 def plan_sync(
-    rows: list[dict], found: ScanResult, roots: list[Path], scope: Path | None = None, ocr: bool = True
+    rows: list[dict],
+    found: ScanResult,
+    roots: list[Path],
+    scope: Path | None = None,
+    ocr: bool = True,
+    max_size: int | None = None,  # MAX_FILE_SIZE: a larger file is refused before a byte of it is read or hashed
 ) -> SyncPlan:
     "Decide per file: ingest, move, touch, delete, skip or keep."
     plan, images = SyncPlan(), tuple(formats.IMAGE_EXTS)
@@ -157,6 +171,9 @@ def plan_sync(
             st = p.stat()
         except OSError as e:
             plan.failures.append(f"{s}: cannot read the file ({e.strerror or e})")
+            continue
+        if why := _unreadable(st, max_size):
+            plan.failures.append(f"{s}: {why}")
             continue
         if r is None:
             new.append((p, root, st))
@@ -284,7 +301,7 @@ def _plan(eng: Engine, scope: Path | None, progress=None) -> tuple[SyncPlan, dic
     if eng.store.exists():  # a sync of an empty install creates nothing before it writes
         with eng.store.session():  # one open for both reads
             rows, failed = eng.tables.sources(scope=str(scope) if scope else None, kind="file"), eng.tables.failures()
-    plan = plan_sync(rows, found, cfg.roots, scope, ocr)
+    plan = plan_sync(rows, found, cfg.roots, scope, ocr, cfg.max_file_size)
     plan.skipped_by_format = dict(sorted(found.other_formats.items(), key=lambda kv: (-kv[1], kv[0])))
     return plan, failed, failure_context(cfg, ocr)
 

@@ -43,6 +43,7 @@ class Watcher:
         self.ignore = [os.path.realpath(p) for p in ignore or []]
         self.quiet, self.longest = quiet, longest
         self.pending, self.syncs, self.last_caught_up, self.error = 0, 0, None, None
+        self.syncing_since = None  # time.monotonic() when the sync in flight began
         self._stop, self._thread, self._lock = threading.Event(), None, threading.Lock()
 
     def _counts(self, change, path: str) -> bool:
@@ -83,6 +84,7 @@ class Watcher:
             first_sync, first = first, False  # the first sync catches up with what changed while no server watched
             with self._lock:
                 self.pending += len(changes)
+            self.syncing_since = time.monotonic()
             try:
                 self.sync(None if first_sync else changed_folder([p for _, p in changes], self.roots))
                 self.syncs += 1
@@ -90,10 +92,18 @@ class Watcher:
             except Exception as e:  # the next change tries again; status shows why it failed
                 self.error = " ".join(str(e).split())[:300] or type(e).__name__
                 log.warning("watch: sync failed: %s", self.error)
+            self.syncing_since = None
             with self._lock:
                 self.pending -= len(changes)
 
     def state(self) -> dict:
         "What `status` shows: whether it watches, changes not yet in the index, when it last caught up."
         s = dict(watching=self.watching, pendingChanges=self.pending, lastCaughtUp=self.last_caught_up)
-        return s | ({"watchError": self.error} if self.error else {})
+        return s | ({"watchError": self.error} if self.error else {}) | self._behind()
+
+    def _behind(self) -> dict:
+        "`watchBehind` while the sync in flight has run longer than a batch may grow: the index is falling behind."
+        since = self.syncing_since
+        if since is None or (secs := time.monotonic() - since) < self.longest:
+            return {}
+        return {"watchBehind": f"a sync has been running for {secs:.0f} s; changes since wait for it"}
