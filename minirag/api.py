@@ -5,13 +5,13 @@
 # %% ../nbs/10_api.ipynb #65b3825f
 from __future__ import annotations
 import os
-from dataclasses import dataclass
 from pathlib import Path
 from .config import Config, MiniragError, load_config, installed_version
 from .chunk import rebuild_document, SCHEME_VERSION
 from .formats.convert import scanned_exts
 from .embed import model_note, preload
-from .ingest import Engine, FileItem, Ingested, IngestReport, check_source_id, file_hash
+from .engine import Engine
+from .ingest import FileItem, Ingested, IngestReport, check_source_id, file_hash
 from .ingest import ingest_file, ingest_data, ingest_url, ingest_items
 from .search import candidate_window, candidates, default_fusion, display_path, hit_text, rank
 from .search import validate_query, vocab_share, distance_scale
@@ -20,17 +20,14 @@ from .tables import check_model  # the one model check: with a model bound it on
 from .results import ChunkTable, Deleted, Document, FileList, ListedFile, ListedSource, NeighborChunk
 from .results import Neighbors, QueryResult, SourceTable, Status, read_back
 from .results import row_date
-from .dates import parse_iso_date
-from .labels import Label, TaxonomyError, load_taxonomy, label_document, opening, probabilities
-from .labels import value_vectors, OPENING_CHUNKS
-from .dates import DocDate
+from .labels import load_taxonomy
+from .facets import Classified, by_date, check_sort, classify_record, document_filter, filter_counts
+from .facets import labels_status, row_labels, taxonomy_path
 from .ingest import prepare
 from .formats import convert as formats
 
 # %% auto #0
-__all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'SORTS', 'DocumentFilter', 'taxonomy_path', 'checked_labels', 'document_filter',
-           'unlabelled_count', 'filter_counts', 'row_labels', 'check_sort', 'by_date', 'labels_status', 'Classified',
-           'classify_file', 'Index', 'ingest_paths']
+__all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'classify_file', 'Index', 'ingest_paths']
 
 # %% ../nbs/10_api.ipynb #269d0e60
 MAX_NEIGHBORS = 50
@@ -203,185 +200,8 @@ def _sync_path(path, must_be_absolute: bool):
 def _with_display(r: dict) -> dict:
     return dict(r, display_path=display_path(r["source"], r["kind"], r["root"]))
 
-# %% ../nbs/10_api.ipynb #b1f7e002
-@dataclass
-class DocumentFilter:
-    "A checked date and label filter."
-
-    date_from: str | None = None
-    date_to: str | None = None
-    labels: dict[str, list[str]] | None = None
-    uncertain_below: float = 0.7
-
-
-SORTS = ("date",)
-
-
-def taxonomy_path(cfg: Config) -> Path | None:
-    "Where the corpus's taxonomy file lives: `.minirag/classify.toml` in the first root."
-    return Path(cfg.roots[0]) / ".minirag" / "classify.toml" if cfg.roots else None
-
-
-def checked_labels(tax, labels) -> dict[str, list[str]]:
-    "`labels` as {facet: [values]}, every facet and value known to the taxonomy, else an error listing the valid ones."
-    if not isinstance(labels, dict) or not labels:
-        raise MiniragError('labels must be an object {facet: value or [values]}, e.g. {"type": "minutes"}')
-    out = {}
-    for facet, want in labels.items():
-        f = tax.facets.get(facet)
-        if f is None:
-            raise MiniragError(f"unknown facet {str(facet)[:40]!r}; the facets are: {', '.join(tax.facets)}")
-        vals = [want] if isinstance(want, str) else want
-        if not isinstance(vals, list) or not vals or not all(isinstance(v, str) for v in vals):
-            raise MiniragError(f"labels.{facet} must be a value or a list of values of: {', '.join(f.values)}")
-        for v in vals:
-            if v not in f.values:
-                raise MiniragError(
-                    f"unknown value {v[:40]!r} for facet {facet!r}; its values are: {', '.join(f.values)}"
-                )
-        out[facet] = list(dict.fromkeys(vals))
-    return out
-
-
-def document_filter(cfg: Config, labels=None, date_from=None, date_to=None) -> DocumentFilter | None:
-    "The checked filter, or None when none is given; a malformed date or a label without a taxonomy is refused."
-    if labels is None and date_from is None and date_to is None:
-        return None
-    lo = None if date_from is None else _checked_date(date_from, "dateFrom")
-    hi = None if date_to is None else _checked_date(date_to, "dateTo")
-    if lo and hi and lo > hi:
-        raise MiniragError(f"dateFrom={lo} is after dateTo={hi}; give the earlier day first")
-    if labels is not None:
-        tax = load_taxonomy(cfg.roots)  # a broken file is refused with its own message
-        if tax is None:
-            where = taxonomy_path(cfg)
-            raise MiniragError(
-                f"labels cannot be filtered on: this corpus has no taxonomy file ({where}), so it has no facets; "
-                "write one to define them, or filter by dateFrom/dateTo only"
-            )
-        return DocumentFilter(lo, hi, checked_labels(tax, labels), tax.uncertain_below)
-    return DocumentFilter(lo, hi, None)
-
-
-def _facet_applies(facet, row: dict) -> bool:
-    "False when the facet's `within` leaves the document out (a text or URL item is outside every `within`)."
-    if not facet.within:
-        return True
-    rel = display_path(row["source"], row["kind"], row["root"])
-    return row["kind"] == "file" and any(rel == w or rel.startswith(w + "/") for w in facet.within)
-
-
-def unlabelled_count(tables, sel, flt, roots, con=None) -> int:
-    "Documents left out only for lack of a label, not counting those a filtered facet's `within` leaves out."
-    if not sel.missing:
-        return 0
-    tax = load_taxonomy(roots)
-    have = tables.labels_of(sel.missing, con)
-    rows = tables.sources(sel.missing, con=con)
-    return sum(
-        any(f not in have.get(r["source"], {}) and _facet_applies(tax.facets[f], r) for f in flt.labels) for r in rows
-    )
-
-
-def filter_counts(tables, sel, flt, roots, con=None) -> dict:
-    "What a filter's answer says it left out (`unlabelled`, `undated`) and, with labels, kept on a runner-up only."
-    out = dict(unlabelled=unlabelled_count(tables, sel, flt, roots, con), undated=sel.undated)
-    if flt.labels:
-        out["uncertain"] = sel.uncertain
-    return out
-
-
-def row_labels(tables, sources: list[str], roots, con=None) -> dict[str, dict[str, Label]] | None:
-    "source -> facet -> Label, for result rows; None without a taxonomy file (rows then carry no labels key)."
-    try:
-        tax = load_taxonomy(roots)
-    except TaxonomyError:
-        tax = None
-    if tax is None:
-        return None
-    stored = tables.labels_of(sources, con) if sources else {}
-    return {
-        s: {
-            f: Label(
-                r["value"],
-                r["confidence"],
-                r["origin"],
-                r["confidence"] < tax.uncertain_below,
-                r["runner_up"],
-                r["runner_up_confidence"],
-            )
-            for f, r in stored.get(s, {}).items()
-        }
-        for s in sources
-    }
-
-
-def _checked_date(value, name: str) -> str:
-    try:
-        return parse_iso_date(value, name)
-    except MiniragError:
-        raise
-    except Exception:
-        raise MiniragError(f"{name} is not a date; use YYYY-MM-DD, e.g. 2026-08-12") from None
-
-
-def check_sort(sort) -> str | None:
-    "`sort` if it is one of SORTS (or None), else an error listing them."
-    if sort is None or sort in SORTS:
-        return sort
-    raise MiniragError(f"sort={str(sort)[:40]!r} is not valid; use {' or '.join(repr(s) for s in SORTS)}, or omit it")
-
-
-def by_date(rows: list) -> list:
-    "Rows newest first by their `date`, undated last, otherwise in the order given."
-    dated = sorted((r for r in rows if r.date), key=lambda r: r.date.value, reverse=True)
-    return dated + [r for r in rows if not r.date]
-
 # %% ../nbs/10_api.ipynb #b1f7e005
-def labels_status(tables, cfg: Config, exists: bool) -> dict | None:
-    "The `labels` block of a status: None without a taxonomy file, its error when it cannot be used."
-    try:
-        tax = load_taxonomy(cfg.roots)
-    except TaxonomyError as e:
-        return dict(file=str(taxonomy_path(cfg)), error=str(e))
-    if tax is None:
-        return None
-    counts = tables.label_counts(tax.uncertain_below) if exists else []
-    facets = {}
-    for f in tax.facets.values():
-        docs = {(v, n) for fc, v, n, _ in counts if fc == f.name}
-        values = {
-            v.id: dict(description=v.description, documents=dict((x, n) for x, n in docs).get(v.id, 0))
-            for v in f.values.values()
-        }
-        uncertain = sum(u for fc, _, _, u in counts if fc == f.name)
-        facets[f.name] = dict(question=f.question, values=values, uncertain=uncertain)
-    out = dict(
-        file=str(taxonomy_path(cfg)),
-        facets=facets,
-        unlabelled=len(tables.unlabelled_under(tax.key)) if exists else 0,  # not yet labelled under this file
-        undated=tables.select_sources(None, date_from="1900-01-01").undated if exists else 0,
-    )
-    if tax.generative:  # a file written for a generative classifier: say which model answers instead
-        out["notice"] = (
-            f"[model] names {tax.generative}, a generative model minirag does not run; the index's embedding model "
-            "labels the documents, and [model] temperature and file_name_label are not used"
-        )
-    return out
-
-
-@dataclass
-class Classified:
-    "What a file would get: each facet's label (and the model's probabilities), the facets left unset, its date."
-
-    file_path: str
-    labels: dict
-    probabilities: dict  # facet -> value -> probability, for the facets the model answered
-    not_set: dict  # facet -> why it has no value
-    date: DocDate | None = None
-
-
-def classify_file(eng, cfg: Config, path) -> Classified:
+def classify_file(eng: Engine, cfg: Config, path) -> Classified:
     "Label and date one file as an ingest would, storing nothing."
     tax = load_taxonomy(cfg.roots)
     if tax is None:
@@ -392,17 +212,7 @@ def classify_file(eng, cfg: Config, path) -> Classified:
     if not real.is_file():
         raise MiniragError(f"{real} is not a file; give one document inside a root")
     p = prepare(eng, FileItem(real, root))
-    vecs = eng.embedder.embed([r["text"] for r in p.rows[: tax.opening_chunks or OPENING_CHUNKS]])
-    rel = str(real.relative_to(root))
-    got = label_document(tax, rel, vecs, eng.embedder)
-    doc, probs = opening(vecs, tax.opening_chunks), {}
-    for name, lab in got.items():
-        if lab.source == "model":
-            ids, mat = value_vectors(tax, eng.embedder)[name]
-            probs[name] = {k: round(v, 4) for k, v in probabilities(doc, ids, mat).items()}
-    not_set = {f: "outside its within folders" for f in tax.facets if f not in got}
-    day = DocDate(p.record.doc_date, p.record.date_source) if p.record.doc_date else None
-    return Classified(str(real), got, probs, not_set, day)
+    return classify_record(tax, p.record, p.rows, eng.embedder)
 
 # %% ../nbs/10_api.ipynb #c91287f4
 class Index:

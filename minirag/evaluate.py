@@ -11,7 +11,8 @@ import numpy as np
 from .config import Config, MiniragError, load_config, setting, DEFAULT_CHUNK_TOKEN_BUDGET
 from .chunk import SCHEME_VERSION
 from .embed import Embedder, packaged_model_dir
-from .ingest import Engine, Pipeline, TextItem
+from .engine import Engine
+from .ingest import Pipeline, TextItem
 from .formats.convert import data_title
 from .tokens import TokenCounter
 from .store import Store

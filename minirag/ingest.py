@@ -11,64 +11,27 @@ from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 from . import __version__
-from .dates import document_date
-from .labels import OPENING_CHUNKS, TaxonomyError, label_document, label_rows, load_taxonomy
 from .config import Config, MiniragError, IndexBusyError
 from .formats.convert import convert_file, fetched_to_markdown
 from .chunk import chunk_markdown, strip_inline_images, SCHEME_VERSION
-from .chunk import rebuild_document
 from .chunk import drop_blank_table_rows
 from .formats.convert import file_title, data_title
-from .tokens import TokenCounter
-from .embed import Embedder
 from .security import resolve_in_roots
-from .store import Store, IndexUnavailableError
-from .lake import open_store
+from .store import IndexUnavailableError
 from . import tuning
-from .tables import Tables, SourceRecord, input_key
+from .tables import SourceRecord, input_key
+from .engine import Engine
+from .facets import date_record, label_records
 from .pauses import pause, pause_wanted, pause_in_transaction
 from .results import Fields
 from .formats import convert as formats
 
 # %% auto #0
-__all__ = ['MAX_TITLE_CHARS', 'HEADER_CHUNKS', 'BACKFILL_BATCH', 'FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS',
-           'EMBED_BATCH_FILES', 'LOOKUP_REBUILD_FILES', 'EMBED_SLICE', 'EMBED_SLICE_MIN', 'SLICE_SECONDS', 'Engine',
-           'prepare_chunks', 'FileItem', 'TextItem', 'Prepared', 'Ingested', 'IngestReport', 'file_hash', 'within_time',
-           'prepare', 'date_record', 'backfill_dates', 'taxonomy_or_none', 'label_records', 'relabel',
-           'check_source_id', 'content_to_markdown', 'FatalError', 'short_error', 'failure_context', 'model_ready',
-           'Pipeline', 'ingest_file', 'ingest_data', 'ingest_url', 'ingest_items']
-
-# %% ../nbs/07_ingest.ipynb #61c92c95
-class Engine:
-    "Config + store + tables + lazily loaded embedder and token counter for one index."
-
-    def __init__(
-        self,
-        cfg: Config,
-        idle_close: float = 0.0,
-        embedder: Embedder | None = None,
-        store: Store | None = None,  # default: the index `cfg` names (its file, or its lake)
-        counter: TokenCounter | None = None,  # default: the embedder's tokenizer, loaded on first use
-    ):
-        self.cfg = cfg
-        self.store = store or open_store(cfg, idle_close)
-        self.tables = Tables(self.store)
-        self.embedder = embedder or Embedder(cfg.model_name, cfg.cache_dir, chosen=cfg.model_chosen)
-        if hasattr(self.embedder, "follow_index"):  # MODEL_NAME unset: the index keeps the model it was built with
-            self.embedder.follow_index(lambda: self.tables.meta().get("model_id") if self.tables.exists() else None)
-        self._counter = counter
-
-    @property
-    def budget(self) -> int:
-        "Tokens a chunk may hold: the configured budget less the model's document prompt, which it is embedded with."
-        tokens = getattr(self.embedder, "prompt_tokens", None)
-        return self.cfg.chunk_token_budget - (tokens(self.counter.count) if tokens else 0)
-
-    @property
-    def counter(self) -> TokenCounter:
-        if self._counter is None:
-            self._counter = TokenCounter.from_model_dir(self.embedder.model_dir)
-        return self._counter
+__all__ = ['MAX_TITLE_CHARS', 'FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS', 'EMBED_BATCH_FILES',
+           'LOOKUP_REBUILD_FILES', 'EMBED_SLICE', 'EMBED_SLICE_MIN', 'SLICE_SECONDS', 'prepare_chunks', 'FileItem',
+           'TextItem', 'Prepared', 'Ingested', 'IngestReport', 'file_hash', 'within_time', 'prepare', 'check_source_id',
+           'content_to_markdown', 'FatalError', 'short_error', 'failure_context', 'model_ready', 'Pipeline',
+           'ingest_file', 'ingest_data', 'ingest_url', 'ingest_items']
 
 # %% ../nbs/07_ingest.ipynb #2f1e5421
 MAX_TITLE_CHARS = 120
@@ -205,7 +168,7 @@ def _prepare_file(eng: Engine, item: FileItem, facts: dict | None) -> Prepared:
     rec = SourceRecord(
         str(p), "file", str(item.root), title, category, h, st.st_size, st.st_mtime, conv.ocr_engine, SCHEME_VERSION
     )
-    date_record(rec, conv.markdown, p.name, st.st_mtime)
+    date_record(rec, conv.markdown)
     return Prepared(rec, rows, [f"{p}: {w}" for w in conv.warnings])  # told once, against this file
 
 
@@ -215,94 +178,13 @@ def _prepare_text(eng: Engine, item: TextItem) -> Prepared:
         raise MiniragError(f"{item.source}: no text to index (0 chunks); the previous version, if any, is kept")
     h = hashlib.sha256(item.markdown.encode("utf-8", "replace")).hexdigest()
     rec = SourceRecord(item.source, item.kind, "", item.title or "", category, h, item.size, 0.0, "", SCHEME_VERSION)
-    date_record(rec, item.markdown, item.source)
+    date_record(rec, item.markdown)
     return Prepared(rec, rows, url=item.url)
 
 
 def prepare(eng: Engine, item: FileItem | TextItem, facts: dict | None = None) -> Prepared:
     "Convert, title and chunk one item; `facts` receives a file's hash, size and mtime once read."
     return _prepare_file(eng, item, facts) if isinstance(item, FileItem) else _prepare_text(eng, item)
-
-# %% ../nbs/07_ingest.ipynb #f7d0a002
-def date_record(rec: SourceRecord, markdown: str, name: str, mtime: float | None = None) -> SourceRecord:
-    "Set the record's document date and its source (none when nothing gives one)."
-    d = document_date(markdown, name, mtime)
-    rec.doc_date, rec.date_source = (d.value, d.source) if d else ("", "")
-    return rec
-
-
-HEADER_CHUNKS = 12  # a document's first chunks hold more than the header a date is looked for in (dates.HEADER_CHARS)
-
-
-BACKFILL_BATCH = 2_000  # sources whose openings are read in one statement (one per source: 300 s at 40k sources)
-
-
-def backfill_dates(eng: Engine, scope=None) -> int:  # a sync's path: only the sources under it
-    "Date the sources written before dates from their stored text, name and time: nothing is read again or embedded."
-    if not eng.store.exists():
-        return 0
-    undated, done = eng.tables.undated(scope), 0
-    for i in range(0, len(undated), BACKFILL_BATCH):
-        batch = undated[i : i + BACKFILL_BATCH]
-        heads, found = eng.tables.openings([r["source"] for r in batch], HEADER_CHUNKS), []
-        for r in batch:
-            text = rebuild_document(heads.get(r["source"], []))
-            is_file = r["kind"] == "file"
-            d = document_date(text, Path(r["source"]).name if is_file else r["source"], r["mtime"] if is_file else None)
-            found.append((r["source"], d.value if d else "", d.source if d else ""))
-        eng.tables.set_dates(found)
-        done += len(found)
-    return done
-
-
-def taxonomy_or_none(eng: Engine):
-    "The corpus's taxonomy; None without one, and None for a broken file (status reports it; ingest goes on)."
-    try:
-        return load_taxonomy(eng.cfg.roots)
-    except TaxonomyError:
-        return None
-
-
-def _relative(source: str, kind: str, root: str) -> str | None:
-    "A file's path under its root (what path rules match), None for a text or URL item."
-    if kind != "file" or not root:
-        return None
-    return str(Path(source).relative_to(root)) if source.startswith(root.rstrip("/") + "/") else None
-
-
-def label_records(eng: Engine, items: list[tuple]):
-    "Give each (record, vectors) its labels under the corpus's taxonomy, from its opening chunks' vectors."
-    tax = taxonomy_or_none(eng)
-    if tax is None:
-        return
-    for rec, vecs in items:
-        n = tax.opening_chunks or OPENING_CHUNKS
-        got = label_document(tax, _relative(rec.source, rec.kind, rec.root), vecs[:n], eng.embedder)
-        rec.labels = [row[1:] for row in label_rows(rec.source, got)]
-        rec.label_key = tax.key
-
-
-def relabel(eng: Engine) -> int | None:
-    """Label again, from their stored vectors, the sources labelled under another taxonomy (or moved); clear labels
-    when the file is gone. Returns how many, or None when the corpus has no taxonomy."""
-    try:
-        tax = load_taxonomy(eng.cfg.roots)
-    except TaxonomyError:
-        return 0  # a broken file changes nothing until it is fixed
-    if not eng.store.exists():
-        return None if tax is None else 0
-    stale = eng.tables.unlabelled_under(tax.key if tax else None)
-    done = []
-    for r in stale:
-        if tax is None:
-            done.append((r["source"], "", []))
-            continue
-        vecs = eng.tables.opening_vectors(r["source"], tax.opening_chunks or OPENING_CHUNKS)
-        got = label_document(tax, _relative(r["source"], r["kind"], r["root"]), vecs, eng.embedder)
-        done.append((r["source"], tax.key, [row[1:] for row in label_rows(r["source"], got)]))
-    for i in range(0, len(done), 500):
-        eng.tables.set_labels(done[i : i + 500])
-    return None if tax is None else len(done)
 
 # %% ../nbs/07_ingest.ipynb #c0c059ea
 FORMATS = ("text", "markdown", "html")
@@ -639,7 +521,8 @@ def _embed_texts(self: Pipeline, batch: list[Prepared], texts: list[str]) -> np.
 
 @patch
 def _write_items(self: Pipeline, items: list[tuple[Prepared, np.ndarray]]):
-    label_records(self.eng, [(p.record, v) for p, v in items])  # every ingest path writes through here
+    # every ingest path writes through here: each record gets its labels as it is written
+    label_records([(p.record, v) for p, v in items], self.eng.cfg.roots, self.eng.embedder)
     counts = self.eng.tables.write_batch([(p.record, p.rows, v) for p, v in items], self._model)
     self.ingested += [_ingested(p, n) for (p, _), n in zip(items, counts)]
 

@@ -7,7 +7,8 @@ from __future__ import annotations
 import threading, time, uuid
 from dataclasses import dataclass, field
 from .config import MiniragError
-from .ingest import Engine, short_error
+from .engine import Engine
+from .ingest import short_error
 from .results import Fields
 from .sync import SyncLock, SyncReport, sync, sync_scope
 

@@ -10,8 +10,9 @@ from pathlib import Path
 from .config import MiniragError
 from .formats.convert import scanned_exts
 from .chunk import SCHEME_VERSION
-from .ingest import Engine, FileItem, Pipeline, file_hash, failure_context
-from .ingest import backfill_dates, relabel
+from .engine import Engine
+from .ingest import FileItem, Pipeline, file_hash, failure_context
+from .repair import repair
 from .scan import scan, ScanResult
 from .security import resolve_in_roots, in_scope
 from .store import file_lock, file_unlock
@@ -361,10 +362,8 @@ def sync(
             [FileItem(p, root, h) for p, root, h in todo]
         )
         _prune(eng, plan, progress, total, run.done)
-        # an index written before dates gets them from its stored text, once (a sync of one path: under it only)
-        backfill_dates(eng, str(scope) if scope else None)
-        # a changed taxonomy, or moved files: labels from the stored vectors (not while stopping)
-        relabelled = None if run.stopped else relabel(eng)
+        # dates for an index written before them, labels after a changed taxonomy or moves (not while stopping)
+        relabelled = repair(eng, str(scope) if scope else None, labels=not run.stopped)
         if progress and not run.stopped:
             progress(total, total, "")
         if run.ingested or plan.moves or plan.delete:

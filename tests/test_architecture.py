@@ -108,6 +108,13 @@ def test_mcp_outside_the_server_breaks_a_contract(package_copy):
     assert r.returncode != 0 and "minirag.api is not allowed to import mcp" in r.stdout, r.stdout
 
 
+def test_a_lake_import_outside_the_engine_breaks_a_contract(package_copy):
+    sync = package_copy / "minirag" / "sync.py"
+    sync.write_text(sync.read_text() + "\nfrom minirag.lake import open_store  # a backend picked below the engine\n")
+    r = run([tool("lint-imports")], package_copy)
+    assert r.returncode != 0 and "minirag.sync is not allowed to import minirag.lake" in r.stdout, r.stdout
+
+
 def test_a_long_line_in_a_notebook_fails_ruff(tmp_path):
     nb = json.loads(PAGE.read_text())
     nb["cells"] = [
