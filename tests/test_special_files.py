@@ -76,6 +76,7 @@ def test_a_file_that_takes_too_long_fails_alone(docs, model_dir):
     write(docs, "slow.md", "".join(f"Paragraph {i} of a very long file about lamps.\n\n" for i in range(250_000)))
     r, _ = sync(env_for(docs, model_dir, FILE_TIME_LIMIT="1"))
     out = json.loads(r.stdout)
+    assert "ingested" in out, r.stdout + r.stderr
     assert out["ingested"] == 1 and out["failed"] == 1, r.stdout + r.stderr
     (msg,) = [w for w in out["warnings"] if "slow.md" in w]
     assert "longer than FILE_TIME_LIMIT (1 s)" in msg, msg
