@@ -786,3 +786,33 @@ def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None
     report = IngestReport(len(run.ingested), len(warnings), warnings + run.notes, [i.source for i in run.ingested])
     report.skipped_by_format = dict(sorted(other.items(), key=lambda kv: (-kv[1], kv[0])))
     return report
+
+# %% ../nbs/10_api.ipynb #029985a4
+from fastcore.basics import patch
+
+
+@patch
+def maintain(self: Index) -> dict:
+    "Merge, expire and clean up a lake, or re-cluster an index file; what was done, with the backend's name."
+    st = self.store
+    done = st.maintain() if st.is_lake else dict(reclustered=self.tables.maintain(force=True))
+    return dict(backend="lake" if st.is_lake else "file", **done)
+
+# %% ../nbs/10_api.ipynb #8ec18fd8
+@patch
+def copy(self: Index, from_dir: str | None = None, to_dir: str | None = None) -> dict:
+    "Copy the index in `from_dir` into this lake, or this lake into a new index in `to_dir`; rows copied, by table."
+    from minirag.lake import copy_index
+    from minirag.store import Store
+
+    if not self.store.is_lake:
+        raise MiniragError("copy moves an index into or out of a lake: set MINIRAG_CATALOG and MINIRAG_DATA")
+    if (from_dir is None) == (to_dir is None):
+        raise MiniragError("copy takes one folder: from_dir (an index into the lake) or to_dir (the lake into one)")
+    other = Store(Path(from_dir or to_dir).expanduser().resolve() / "index.duckdb")
+    if from_dir and not other.exists():
+        raise MiniragError(f"no index at {other.db_file}; give --from the DB_PATH folder of an index")
+    try:
+        return copy_index(other, self.store) if from_dir else copy_index(self.store, other)
+    finally:
+        other.close()
