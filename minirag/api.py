@@ -596,3 +596,22 @@ def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None
     report = IngestReport(len(run.ingested), len(warnings), warnings + run.notes, [i.source for i in run.ingested])
     report.skipped_by_format = dict(sorted(other.items(), key=lambda kv: (-kv[1], kv[0])))
     return report
+
+# %% ../nbs/10_api.ipynb #029985a4
+from fastcore.basics import patch
+
+
+@patch
+def maintain(self: Index) -> dict:
+    "Merge, expire and clean up a lake, or re-cluster an index file; what was done, with the backend's name."
+    st = self.store
+    done = st.maintain() if st.is_lake else dict(reclustered=self.tables.maintain(force=True))
+    return dict(backend="lake" if st.is_lake else "file", **done)
+
+# %% ../nbs/10_api.ipynb #8ec18fd8
+@patch
+def copy(self: Index, from_dir: str | None = None, to_dir: str | None = None) -> dict:
+    "Copy the index in `from_dir` into this lake, or this lake into a new index in `to_dir`; rows copied, by table."
+    from minirag.engine import copy_folder  # the engine is the one module that reaches the lake
+
+    return copy_folder(self.store, from_dir, to_dir)

@@ -4,7 +4,8 @@
 
 # %% ../nbs/07g_engine.ipynb #c83586ab
 from __future__ import annotations
-from .config import Config
+from pathlib import Path
+from .config import Config, MiniragError
 from .tokens import TokenCounter
 from .embed import Embedder
 from .store import Store
@@ -12,7 +13,7 @@ from .lake import open_store
 from .tables import Tables
 
 # %% auto #0
-__all__ = ['Engine']
+__all__ = ['Engine', 'copy_folder']
 
 # %% ../nbs/07g_engine.ipynb #c5c3c03b
 class Engine:
@@ -45,3 +46,20 @@ class Engine:
         if self._counter is None:
             self._counter = TokenCounter.from_model_dir(self.embedder.model_dir)
         return self._counter
+
+# %% ../nbs/07g_engine.ipynb #2b8d147b
+def copy_folder(lake: Store, from_dir: str | None = None, to_dir: str | None = None) -> dict:
+    "Copy the index in the folder `from_dir` into `lake`, or `lake` into a new index in `to_dir`; rows, by table."
+    from minirag.lake import copy_index
+
+    if not lake.is_lake:
+        raise MiniragError("copy moves an index into or out of a lake: set MINIRAG_CATALOG and MINIRAG_DATA")
+    if (from_dir is None) == (to_dir is None):
+        raise MiniragError("copy takes one folder: from_dir (an index into the lake) or to_dir (the lake into one)")
+    other = Store(Path(from_dir or to_dir).expanduser().resolve() / "index.duckdb")
+    if from_dir and not other.exists():
+        raise MiniragError(f"no index at {other.db_file}; give --from the DB_PATH folder of an index")
+    try:
+        return copy_index(other, lake) if from_dir else copy_index(lake, other)
+    finally:
+        other.close()
