@@ -115,7 +115,8 @@ def test_a_snapshot_of_another_index_or_a_damaged_one_is_never_trusted(store, tm
     good = lambda: _exact(con, q, 10, None, 0.3)
     damaged = [V.snapshot_path(str(other.db_file)).read_bytes(), b"", b"minirag vectors 1\n" + b"\xff" * 100, b"not a snapshot at all"]
     whole = damaged[0]
-    damaged += [whole[:len(whole) // 2], whole.replace(b'"dim": 384', b'"dim": 385', 1), whole.replace(b'"<f4"', b'"|O8"', 1)]
+    damaged += [whole[:len(whole) // 2], whole.replace(b'"dim": 384', b'"dim": 385', 1), whole.replace(b'"<f4"', b'"|O8"', 1),
+                whole.replace(S.MAGIC, b"minirag vectors 1\n", 1)]   # the first version's files: loaded anew, never read
     with store.session() as con:
         for bad in damaged:
             snap.write_bytes(bad)
