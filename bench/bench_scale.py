@@ -278,7 +278,7 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
     scope = f"{root}/part37"
     snap = (
         db_dir / "index.vectors"
-    )  # the one-shot CLI's vector snapshot (06a_vectors): measured below, not part of the index
+    )  # the one-shot CLI's vector snapshot (06a1_snapshot): measured below, not part of the index
     if snap.exists():
         snap.unlink()
     out = dict(chunks=n, index_mb=round(dir_bytes(db_dir) / 2**20), load_start=round(load(), 2))
@@ -395,8 +395,8 @@ from minirag.wire import to_wire
 ix = Index.open(sys.argv[1], idle_close=0.5)
 assert to_wire(ix.query(sys.argv[2], 8))["results"]
 print("first_answer_s", time.perf_counter() - t, flush=True)
-from minirag import vectors
-for th in list(vectors._saving.values()):  # the snapshot it leaves for the next process
+from minirag.vectors import held
+for th in list(held._saving.values()):  # the snapshot it leaves for the next process
     th.join()
 """
 
@@ -416,9 +416,9 @@ def held_first_answer(env: dict, root: Path, q: str) -> float:
 
 def snapshot_recall(snap: Path, qvecs: np.ndarray, exact: list[list[int]]) -> float | None:
     "Recall@10 against exact search of the snapshot beside the index, read as a one-shot process reads it."
-    from minirag.vectors import load_compact, load_snapshot
+    from minirag.vectors.snapshot import read
 
-    vm = (load_compact(snap, qvecs.shape[1]) or load_snapshot(snap, qvecs.shape[1])) if snap.exists() else None
+    vm = read(snap, qvecs.shape[1]) if snap.exists() else None
     if vm is None:
         return None
     got = [[i for i, _ in vm.search(v, 10)] for v in qvecs]

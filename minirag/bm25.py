@@ -6,7 +6,8 @@
 from __future__ import annotations
 import numpy as np
 from . import tuning
-from .vectors import VectorMatrix, vectors, held, load_cap
+from .vectors.matrix import VectorMatrix, load_cap
+from .vectors.held import vectors, held
 from .tables import Tables
 
 _rows = Tables()  # the in-memory side always reads through its caller's open connection

@@ -158,7 +158,7 @@ def _report(a, r, out) -> int:
 
 def _keep_vectors(ix, a, err):
     "After a write: leave the compact vector snapshot current, so the next one-shot query maps it instead of scanning."
-    from minirag.vectors import keep_compact
+    from minirag.vectors.held import keep_compact
 
     say = None if a.quiet else (lambda m: print(f"note: {m}", file=err, flush=True))
     try:

@@ -518,6 +518,11 @@ def lake_changes(con, since: int, upto: int) -> LakeChanges | None:
         post.filter(keep).select(["term", "chunk_id", "tf"]),
     )
 
+# %% ../nbs/05c_lake.ipynb #515f64d7
+from .tables import change_feed
+
+change_feed.update(snapshot=current_snapshot, changes=lake_changes)
+
 # %% ../nbs/05c_lake.ipynb #9f92dff1
 @contextmanager
 def _reading(self: LakeStore):

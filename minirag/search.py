@@ -25,7 +25,7 @@ __all__ = ['MAX_QUERY_CHARS', 'DOC_CONTEXT', 'K1', 'B', 'DOC_BM25', 'RRF_K', 'CO
 
 # %% ../nbs/06_search.ipynb #0fa543fe
 from .security import scope_bases
-from .vectors import nearest, prefetch
+from .vectors.held import nearest, prefetch
 
 MAX_QUERY_CHARS = 4000
 DOC_CONTEXT = (
@@ -48,7 +48,7 @@ def vector_search(
     "scope, recall@10 ≥ 0.99 above."
     return nearest(
         con, db_key, qvec, k, scope_bases(scope), doc_context, raw, gen, exact
-    )  # this process's copy of the vectors, or one DuckDB scan (06a_vectors)
+    )  # this process's copy of the vectors, or one DuckDB scan (06a2_held)
 
 # %% ../nbs/06_search.ipynb #9e08c17e
 K1, B = 1.2, 0.75

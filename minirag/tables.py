@@ -18,7 +18,8 @@ from .store import has_chunks as _chunks_table_exists
 from .store import build_lookups, remove_lookups, on_lake
 
 # %% auto #0
-__all__ = ['CONFLICT_RETRIES', 'SourceRecord', 'check_model', 'Tables', 'input_key', 'ensure_input_keys', 'Selection']
+__all__ = ['CONFLICT_RETRIES', 'change_feed', 'SourceRecord', 'check_model', 'Tables', 'input_key', 'ensure_input_keys',
+           'Selection']
 
 # %% ../nbs/05b_tables.ipynb #e486e201
 @dataclass
@@ -805,6 +806,21 @@ def postings_of(self: Tables, terms: list[str], con=None) -> tuple[np.ndarray, n
             numpy=True,  # a dict of numpy columns: a one-shot query need not import pyarrow (0.05 s)
         )
     return tuple(np.asarray(a) for a in t.values())
+
+# %% ../nbs/05b_tables.ipynb #4a3eef6f
+change_feed: dict = {}  # `snapshot(con)` and `changes(con, since, upto)` of the backend that keeps one (05c_lake)
+
+
+@patch
+def snapshot_id(self: Tables, con) -> int | None:
+    "The position in the change feed that `con` reads (a lake's snapshot); None for a backend without one."
+    return change_feed["snapshot"](con) if on_lake(con) and change_feed else None
+
+
+@patch
+def changes(self: Tables, con, since: int, upto: int):
+    "The rows changed after position `since` up to `upto` (sources, chunks, postings); None when it cannot tell."
+    return change_feed["changes"](con, since, upto) if on_lake(con) and change_feed else None
 
 # %% ../nbs/05b_tables.ipynb #8b988cda
 @patch

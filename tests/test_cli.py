@@ -303,7 +303,7 @@ def test_a_shell_query_does_not_import_pandas_and_still_answers(corpus):
     r = subprocess.run([sys.executable, "-c", called], capture_output=True, text=True, cwd=root, env=env, timeout=300)
     assert "PANDAS pandas" in r.stderr, r.stderr   # nothing blocked for a caller that may want pandas afterwards
 
-# ---- the vector snapshot one-shot queries keep beside the index (06a_vectors) --------------------------------
+# ---- the vector snapshot one-shot queries keep beside the index (06a1_snapshot) --------------------------------
 
 def test_one_shot_queries_keep_a_vector_snapshot_that_never_serves_an_old_text(tmp_path, model_dir):
     root = Path(os.path.realpath(tmp_path))/"docs"

@@ -11,7 +11,7 @@ from conftest import write
 # the real CLI with the compact threshold lowered; at exit it says whether the query read a mapped compact matrix
 CLI = """
 import sys
-import minirag.vectors as V
+import minirag.vectors.held as V
 V.COMPACT_ABOVE = int(sys.argv[1])
 from minirag.cli import run
 code = run(sys.argv[2:])
@@ -38,16 +38,16 @@ def _cli(env, *args, above=5):
 
 
 def _snapshot(db: Path):
-    from minirag import vectors as V
+    from minirag.vectors import held as V
 
     (f,) = db.glob("*.duckdb")
     return V.snapshot_path(str(f))
 
 
 def _state(snap: Path):
-    from minirag import vectors as V
+    from minirag.vectors import snapshot as S
 
-    vm = V.load_compact(snap, 384)
+    vm = S.read(snap, 384, True)
     assert vm is not None, "the compact snapshot is missing or not whole"
     try:
         return vm.n, int(vm.alive[: vm.n].sum())

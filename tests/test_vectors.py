@@ -2,7 +2,8 @@
 import numpy as np, pytest
 from minirag.store import Store
 from minirag.tables import Tables, SourceRecord
-import minirag.vectors as V
+import minirag.vectors.held as V
+import minirag.vectors.snapshot as S
 
 DIM = 384
 
@@ -74,7 +75,7 @@ def test_one_question_processes_scan_in_duckdb(store, monkeypatch):
         V.nearest(con, "one-shot", q, 10)   # a second question: now the process keeps a matrix
         assert "one-shot" in V._cache
 
-# ---- the snapshot a one-shot process keeps beside the index (06a_vectors) -----------------------------------------------
+# ---- the snapshot a one-shot process keeps beside the index (06a1_snapshot) -----------------------------------------------
 
 def _one_shot(store, q, k=10, bases=None, c=0.0):
     "What a new CLI process does: no matrix held, nothing asked yet."
@@ -114,12 +115,13 @@ def test_a_snapshot_of_another_index_or_a_damaged_one_is_never_trusted(store, tm
     good = lambda: _exact(con, q, 10, None, 0.3)
     damaged = [V.snapshot_path(str(other.db_file)).read_bytes(), b"", b"minirag vectors 1\n" + b"\xff" * 100, b"not a snapshot at all"]
     whole = damaged[0]
-    damaged += [whole[:len(whole) // 2], whole.replace(b'"dim": 384', b'"dim": 385', 1), whole.replace(b'"<f4"', b'"|O8"', 1)]
+    damaged += [whole[:len(whole) // 2], whole.replace(b'"dim": 384', b'"dim": 385', 1), whole.replace(b'"<f4"', b'"|O8"', 1),
+                whole.replace(S.MAGIC, b"minirag vectors 1\n", 1)]   # the first version's files: loaded anew, never read
     with store.session() as con:
         for bad in damaged:
             snap.write_bytes(bad)
             assert _one_shot(store, q, c=0.3) == good()
-            assert V.load_snapshot(snap, DIM) is not None   # replaced by one of this index
+            assert S.read(snap, DIM, False) is not None   # replaced by one of this index
     other.close()
 
 def test_a_snapshot_that_cannot_be_written_still_answers(store, monkeypatch):
@@ -199,7 +201,7 @@ def test_a_server_never_trusts_a_foreign_or_damaged_snapshot(store, tmp_path, mo
             seen.clear()
             assert _holding(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
             assert seen[-1] is None   # ends in a full load from DuckDB
-            assert V.load_snapshot(snap, DIM) is not None   # replaced by one of this index
+            assert S.read(snap, DIM, False) is not None   # replaced by one of this index
     other.close()
 
 # ---- a write leaves a small delta beside the snapshot, not a new snapshot ------------------------------------------------
@@ -213,15 +215,15 @@ def test_a_write_leaves_a_delta_and_the_next_process_reads_nothing_from_duckdb(s
     snap, rng, qs = V.snapshot_path(str(store.db_file)), np.random.default_rng(21), _queries(4)
     _one_shot(store, qs[0])
     ino, size = _state(snap)
-    assert not V.delta_path(snap).exists()
+    assert not S.delta_path(snap).exists()
     _add(store, rng, "c/new.md", 7)   # adds, a delete, a re-ingest (its old rows dead, new rows added) and a rename
     Tables(store).delete("/docs/b/doc30.md")
     _add(store, rng, "a/doc01.md", 12)
     Tables(store).rename("/docs/b/doc31.md", "/docs/d/doc31.md", "/docs")
     with store.session() as con: assert _one_shot(store, qs[0], c=0.3) == _exact(con, qs[0], 10, None, 0.3)
     new_rows = 7 + 12 + 30   # the renamed source's rows are read again under its new name
-    assert _state(snap) == (ino, size + new_rows * DIM * 4)   # the same file, only the new rows appended
-    assert V.delta_path(snap).stat().st_size < 2000
+    assert _state(snap) == (ino, size)   # the same file: the new rows went into its room
+    assert S.delta_path(snap).stat().st_size < 2000
     seen = _loads(monkeypatch)
     with store.session() as con:
         for q in qs:
@@ -230,7 +232,7 @@ def test_a_write_leaves_a_delta_and_the_next_process_reads_nothing_from_duckdb(s
             assert _one_shot(store, q, 10, ["/docs/d"]) == _exact(con, q, 10, "/docs/d/")
             assert _one_shot(store, q, 5, ["/docs/b/doc30.md"]) == [] == _one_shot(store, q, 5, ["/docs/b/doc31.md"])
     assert seen == []   # snapshot + delta were current: no row read from DuckDB
-    vm = V.load_snapshot(snap, DIM)
+    vm = S.read(snap, DIM, False)
     with store.session() as con: assert int(vm.alive[:vm.n].sum()) == con.execute("SELECT count(*) FROM chunks").fetchone()[0]
     assert isinstance(vm.f32, np.memmap) and vm.n == 1200 + new_rows
     assert not list(snap.parent.glob(".vectors-*"))
@@ -241,32 +243,33 @@ def test_a_damaged_foreign_or_older_delta_is_never_trusted(store, tmp_path, monk
     other = Store(tmp_path/"other"/"index.duckdb")
     for i in range(40): _add(other, rng, f"{'a' if i < 4 else 'b'}/doc{i:02d}.md", 30)   # same names and sizes
     _one_shot(other, q); _add(other, rng, "c/new.md", 7); Tables(other).delete("/docs/b/doc30.md"); _one_shot(other, q)
-    foreign = V.delta_path(V.snapshot_path(str(other.db_file))).read_bytes()
+    foreign = S.delta_path(V.snapshot_path(str(other.db_file))).read_bytes()
     _one_shot(store, q)
     base = snap.read_bytes()
     _add(store, rng, "c/new.md", 7); Tables(store).delete("/docs/b/doc30.md")
     _one_shot(store, q)
-    good, grown = V.delta_path(snap).read_bytes(), snap.read_bytes()
-    assert len(grown) == len(base) + 7 * DIM * 4
-    older = V.load_snapshot(snap, DIM); assert V.save_snapshot(older, snap)   # a new snapshot: the delta is older
-    assert not V.delta_path(snap).exists()
+    good, grown = S.delta_path(snap).read_bytes(), snap.read_bytes()
+    assert len(grown) == len(base)   # the new rows went into the room
+    row = S.read(snap, DIM, False).snap.at["f32"] + 1203 * DIM * 4   # one of the rows the delta names
+    older = S.read(snap, DIM, False); assert S.write(older, snap)   # a new snapshot: the delta is older
+    assert not S.delta_path(snap).exists()
     newer = snap.read_bytes()
     flip = lambda b, i: b[:i] + bytes([b[i] ^ 0x40]) + b[i + 1:]
     cases = [(grown, good[:len(good) // 2]), (grown, flip(good, len(good) - 3)), (grown, flip(good, 60)),
-             (flip(grown, len(grown) - 5), good),   # one of the rows the delta appended
+             (flip(grown, row + 5), good),   # one of the rows the delta names
              (grown, foreign), (grown, b"minirag vectors delta 1\n" + b"\xff" * 40)]
     seen = _loads(monkeypatch)
     with store.session() as con:
         for whole, delta in cases:
-            snap.write_bytes(whole); V.delta_path(snap).write_bytes(delta)
-            assert V.load_snapshot(snap, DIM).n == 1200   # the snapshot alone, as written before the write
+            snap.write_bytes(whole); S.delta_path(snap).write_bytes(delta)
+            assert S.read(snap, DIM, False).n == 1200   # the snapshot alone, as written before the write
             seen.clear()
             assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
             assert _one_shot(store, q, 5, ["/docs/b/doc30.md"]) == []
             assert seen == [1]   # the snapshot was stale: the new source read from DuckDB
-        snap.write_bytes(newer); V.delta_path(snap).write_bytes(good)   # a current snapshot, the delta it replaced
+        snap.write_bytes(newer); S.delta_path(snap).write_bytes(good)   # a current snapshot, the delta it replaced
         _add(store, rng, "c/later.md", 5)
-        assert V.load_snapshot(snap, DIM).n == 1207   # the old delta is not applied to the newer snapshot
+        assert S.read(snap, DIM, False).n == 1207   # the old delta is not applied to the newer snapshot
         seen.clear()
         assert _one_shot(store, q, 5, ["/docs/c/later.md"]) == _exact(con, q, 5, "/docs/c/later.md")
         assert seen == [1]
@@ -280,13 +283,13 @@ def test_many_deltas_are_folded_into_a_new_snapshot(store, monkeypatch):
     for i in range(12):   # 12 writes of 20 rows and one delete each: past 1/8 of 1,200 rows a new snapshot is written
         _add(store, rng, f"e/new{i:02d}.md", 20); Tables(store).delete(f"/docs/b/doc{10 + i:02d}.md")
         with store.session() as con: assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
-        vm = V.load_snapshot(snap, DIM)
-        assert vm.n - vm.snap["nb"] <= vm.snap["nb"] // V.FOLD_SHARE
+        vm = S.read(snap, DIM, False)
+        assert vm.n - vm.snap.nb <= vm.snap.nb // S.FOLD_SHARE
         if _state(snap)[0] != ino:
             folds.append(i); ino = _state(snap)[0]
-            assert not V.delta_path(snap).exists()
+            assert not S.delta_path(snap).exists()
         else:
-            assert V.delta_path(snap).exists()
+            assert S.delta_path(snap).exists()
     assert len(folds) in (1, 2), folds
     with store.session() as con: assert int(vm.alive[:vm.n].sum()) == con.execute("SELECT count(*) FROM chunks").fetchone()[0]
 
@@ -298,7 +301,7 @@ def test_a_server_keeps_a_delta_too(store, monkeypatch):
     ino, size = _state(snap)
     _add(store, rng, "c/new.md", 7)
     with store.session() as con: assert _ask(store, qs[1], 5, ["/docs/c/new.md"]) == _exact(con, qs[1], 5, "/docs/c/new.md")
-    assert _state(snap) == (ino, size + 7 * DIM * 4) and V.delta_path(snap).exists()
+    assert _state(snap) == (ino, size) and S.delta_path(snap).exists()   # its new rows in the file's room
     seen = _loads(monkeypatch)
     with store.session() as con: assert _holding(store, qs[1], c=0.3) == _exact(con, qs[1], 10, None, 0.3)
     assert seen == []
@@ -310,7 +313,7 @@ def test_a_compact_snapshot_serves_one_shot_processes_while_current(store, tmp_p
     key, snap, rng, qs = str(store.db_file), V.snapshot_path(str(store.db_file)), np.random.default_rng(25), _queries(3)
     monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "1")
     with store.session() as con: assert _holding(store, qs[0], c=0.3) == _exact(con, qs[0], 10, None, 0.3)
-    assert V._cache[key].compact and V.load_compact(snap, DIM).n == 1200 and V.load_snapshot(snap, DIM) is None
+    assert V._cache[key].compact and S.read(snap, DIM, True).n == 1200 and S.read(snap, DIM, False) is None
     monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
     seen = _loads(monkeypatch)
     Tables(store).delete("/docs/b/doc30.md")   # behind by a delete only: still served, the dead rows masked
@@ -326,7 +329,7 @@ def test_a_compact_snapshot_serves_one_shot_processes_while_current(store, tmp_p
     with store.session() as con:
         assert _one_shot(store, qs[0], 5, ["/docs/c/new.md"]) == _exact(con, qs[0], 5, "/docs/c/new.md")
         assert seen == [1] and V._cache[key].mapped and _state(snap) == (ino, size)   # not rewritten: a small delta
-        assert V.load_compact(snap, DIM).n == 1207 and V.delta_path(snap).exists()
+        assert S.read(snap, DIM, True).n == 1207 and S.delta_path(snap).exists()
         for q in qs:   # the one after it reads nothing from DuckDB
             assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
             assert _one_shot(store, q, 5, ["/docs/c/new.md"]) == _exact(con, q, 5, "/docs/c/new.md")
@@ -335,7 +338,7 @@ def test_a_compact_snapshot_serves_one_shot_processes_while_current(store, tmp_p
     with store.session() as con:
         assert _holding(store, qs[1], 5, ["/docs/c/new.md"]) == _exact(con, qs[1], 5, "/docs/c/new.md")
         assert _ask(store, qs[1], c=0.3) == _exact(con, qs[1], 10, None, 0.3)
-    assert seen == [1] and V.load_compact(snap, DIM).n == 1207
+    assert seen == [1] and S.read(snap, DIM, True).n == 1207
     assert not list(snap.parent.glob(".vectors-*"))
 
 def test_a_foreign_or_damaged_compact_snapshot_is_never_trusted(store, tmp_path, monkeypatch):
@@ -349,14 +352,14 @@ def test_a_foreign_or_damaged_compact_snapshot_is_never_trusted(store, tmp_path,
     monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
     with store.session() as con:
         for bad in [whole, whole[:len(whole) // 2], whole.replace(b'"dim": 384', b'"dim": 385', 1),
-                    whole.replace(b'"compact": true', b'"compact": fals', 1), b"minirag vectors 1\n" + b"\xff" * 100]:
+                    whole.replace(b'"layout": "compact"', b'"layout": "compacx"', 1), b"minirag vectors 1\n" + b"\xff" * 100]:
             snap.write_bytes(bad)
             assert _one_shot(store, q, c=0.3) == _exact(con, q, 10, None, 0.3)
             assert key not in V._cache   # scanned in DuckDB
     other.close()
 
 def test_a_one_shot_writer_leaves_a_compact_snapshot_and_a_damaged_delta_is_never_trusted(store, monkeypatch):
-    "No server ever ran: a CLI sync writes the compact snapshot whole, later writes only add rows in its room; a delta or row whose bytes changed is ignored (a scan answers)."
+    "No server ever ran: a CLI sync writes the compact snapshot whole, later writes only add rows in its room; a delta or row whose bytes changed is ignored (the rows are written again)."
     monkeypatch.setattr(V, "COMPACT_ABOVE", 100)
     monkeypatch.setenv("MINIRAG_HOLD_VECTORS", "0")
     key, snap, rng, qs = str(store.db_file), V.snapshot_path(str(store.db_file)), np.random.default_rng(27), _queries(2)
@@ -373,16 +376,17 @@ def test_a_one_shot_writer_leaves_a_compact_snapshot_and_a_damaged_delta_is_neve
     _add(store, rng, "c/new.md", 7)
     seen = _loads(monkeypatch)
     with store.session() as con: assert V.keep_compact(con, key) == "followed"
-    assert seen == [1] and _state(snap) == (ino, size) and V.load_compact(snap, DIM).n == 1207 and len(read) == 1
+    assert seen == [1] and _state(snap) == (ino, size) and S.read(snap, DIM, True).n == 1207 and len(read) == 1
     with store.session() as con:
         assert _one_shot(store, qs[0], 5, ["/docs/c/new.md"]) == _exact(con, qs[0], 5, "/docs/c/new.md")
     assert V._cache[key].mapped and seen == [1]
-    whole, delta = snap.read_bytes(), V.delta_path(snap).read_bytes()
-    row = V.load_compact(snap, DIM).snap["at"]["q8"] + 1203 * DIM   # an appended row's int8 vector
+    whole, delta = snap.read_bytes(), S.delta_path(snap).read_bytes()
+    row = S.read(snap, DIM, True).snap.at["q8"] + 1203 * DIM   # an appended row's int8 vector
     for bad_snap, bad_delta in [(whole, delta[:-3]), (whole, delta.replace(b'"n": 1207', b'"n": 1206', 1)),
                                 (whole[:row] + bytes(DIM) + whole[row + DIM:], delta)]:
-        snap.write_bytes(bad_snap); V.delta_path(snap).write_bytes(bad_delta)
-        assert V.load_compact(snap, DIM).n == 1200   # the delta is ignored: the snapshot lacks the new rows
+        snap.write_bytes(bad_snap); S.delta_path(snap).write_bytes(bad_delta)
+        assert S.read(snap, DIM, True).n == 1200   # the delta is ignored: the snapshot lacks the new rows
         with store.session() as con:
             assert _one_shot(store, qs[1], 5, ["/docs/c/new.md"]) == _exact(con, qs[1], 5, "/docs/c/new.md")
-        assert key not in V._cache   # scanned in DuckDB
+        # a damaged delta names no rows: under the file's lock the process wrote the new rows into the room again
+        assert V._cache[key].mapped and S.read(snap, DIM, True).n == 1207
