@@ -27,7 +27,7 @@ from .results import Fields
 from .formats import convert as formats
 
 # %% auto #0
-__all__ = ['MAX_TITLE_CHARS', 'FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS', 'EMBED_BATCH_FILES',
+__all__ = ['MAX_TITLE_CHARS', 'DATA_FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS', 'EMBED_BATCH_FILES',
            'LOOKUP_REBUILD_FILES', 'EMBED_SLICE', 'EMBED_SLICE_MIN', 'SLICE_SECONDS', 'prepare_chunks', 'FileItem',
            'TextItem', 'Prepared', 'Ingested', 'IngestReport', 'file_hash', 'within_time', 'prepare', 'check_source_id',
            'content_to_markdown', 'FatalError', 'short_error', 'failure_context', 'model_ready', 'Pipeline',
@@ -187,7 +187,7 @@ def prepare(eng: Engine, item: FileItem | TextItem, facts: dict | None = None) -
     return _prepare_file(eng, item, facts) if isinstance(item, FileItem) else _prepare_text(eng, item)
 
 # %% ../nbs/07_ingest.ipynb #c0c059ea
-FORMATS = ("text", "markdown", "html")
+DATA_FORMATS = ("text", "markdown", "html")
 MAX_SOURCE_ID = 512
 
 
@@ -214,8 +214,8 @@ def check_source_id(source) -> str:
 
 def content_to_markdown(content: str, format: str) -> tuple[str, str | None]:
     "Markdown (and a title found in HTML) for caller-held content."
-    if format not in FORMATS:
-        raise MiniragError(f"format={format!r} is not supported; use one of {', '.join(FORMATS)}")
+    if format not in DATA_FORMATS:
+        raise MiniragError(f"format={format!r} is not supported; use one of {', '.join(DATA_FORMATS)}")
     if not isinstance(content, str) or not content.strip():
         raise MiniragError("content is empty; nothing to index")
     try:

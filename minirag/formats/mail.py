@@ -9,12 +9,12 @@ from pathlib import Path
 from ..config import MiniragError
 
 # %% auto #0
-__all__ = ['MAX_ATTACHMENTS', 'MAX_DEPTH', 'MAX_ATTACHMENT_BYTES', 'MSG_EXTRA', 'message_to_markdown', 'eml_to_markdown',
+__all__ = ['MAX_ATTACHMENTS', 'MAX_NESTING', 'MAX_ATTACHMENT_BYTES', 'MSG_EXTRA', 'message_to_markdown', 'eml_to_markdown',
            'msg_to_markdown']
 
 # %% ../../nbs/02k_mail.ipynb #0d7705ea
 MAX_ATTACHMENTS = 20  # attachments read per mail; the rest are named in a warning
-MAX_DEPTH = 3  # mails attached to mails attached to mails
+MAX_NESTING = 3  # mails attached to mails attached to mails
 MAX_ATTACHMENT_BYTES = 20_000_000
 
 
@@ -60,7 +60,7 @@ def message_to_markdown(
     parts = ([f"# {subject}"] if subject else []) + (["  \n".join(head)] if head else [])
     if body := _body(msg):
         parts.append(body)
-    if msg.get_content_type() == "message/rfc822" and depth < MAX_DEPTH:  # a mail that is one forwarded mail
+    if msg.get_content_type() == "message/rfc822" and depth < MAX_NESTING:  # a mail that is one forwarded mail
         inner = msg.get_payload()
         inner = inner[0] if isinstance(inner, list) and inner else inner
         if isinstance(inner, email.message.Message):
@@ -73,8 +73,8 @@ def message_to_markdown(
         if att.get_content_type() == "message/rfc822":
             inner = att.get_payload()
             inner = inner[0] if isinstance(inner, list) and inner else inner
-            if depth >= MAX_DEPTH:
-                warnings.append(f"attached mail {name or '(unnamed)'} nested deeper than {MAX_DEPTH}: not read")
+            if depth >= MAX_NESTING:
+                warnings.append(f"attached mail {name or '(unnamed)'} nested deeper than {MAX_NESTING}: not read")
                 continue
             if isinstance(inner, email.message.Message):
                 md, subj = message_to_markdown(inner, read_attachment, path, depth + 1, warnings)
@@ -160,8 +160,8 @@ def _msg_markdown(m, read_attachment, depth: int, warnings: list) -> tuple[str, 
     for att in getattr(m, "attachments", None) or []:
         name = _msg_text(getattr(att, "longFilename", None) or getattr(att, "shortFilename", None))
         if att.type == extract_msg.enums.AttachmentType.MSG:  # an attached Outlook item
-            if depth >= MAX_DEPTH:
-                warnings.append(f"attached mail {name or '(unnamed)'} nested deeper than {MAX_DEPTH}: not read")
+            if depth >= MAX_NESTING:
+                warnings.append(f"attached mail {name or '(unnamed)'} nested deeper than {MAX_NESTING}: not read")
                 continue
             md, subj = _msg_markdown(att.data, read_attachment, depth + 1, warnings)
             parts.append(f"## {name or subj or 'Attached mail'}\n\n" + re.sub(r"(?m)^#", "##", md))

@@ -11,7 +11,7 @@ from .sheets import cell_text, markdown_table
 from .olesummary import summary_codepage
 
 # %% auto #0
-__all__ = ['MAX_CELLS', 'MAX_DEPTH', 'MAX_OBJECT', 'package_label', 'ppt_to_markdown']
+__all__ = ['MAX_CELLS', 'MAX_RECORD_DEPTH', 'MAX_OBJECT', 'package_label', 'ppt_to_markdown']
 
 # %% ../../nbs/02j_powerpoint.ipynb #67a7a1b9
 # record types of the PowerPoint 97-2003 binary format ([MS-PPT]) and its OfficeArt drawings ([MS-ODRAW])
@@ -21,7 +21,7 @@ _STYLE_TEXT = 0x0FA1  # StyleTextPropAtom: paragraph runs (indent level, bullet)
 _SP_GROUP, _SP, _TEXTBOX, _CHILD_ANCHOR, _OPT, _TERTIARY_OPT = 0xF003, 0xF004, 0xF00D, 0xF00F, 0xF00B, 0xF122
 _TITLE_TYPES = (0, 6)  # TextHeaderAtom types: title, centre title (2 is notes; the rest are bodies and subtitles)
 MAX_CELLS = 100_000  # rows × columns of one slide table; PowerPoint itself stops at 75 × 75
-MAX_DEPTH = 32  # containers nest about 8 deep in real files; deeper is a crafted file
+MAX_RECORD_DEPTH = 32  # containers nest about 8 deep in real files; deeper is a crafted file
 
 
 def _records(buf: bytes, start: int, end: int):
@@ -265,7 +265,7 @@ class _Drawing:
 
     def blocks(self, a, b, depth=0) -> list[tuple[int, str, str]]:
         out = []
-        if depth > MAX_DEPTH:
+        if depth > MAX_RECORD_DEPTH:
             raise RecursionError("shapes nested deeper than any real slide")
         for typ, _, container, ca, cb in _records(self.buf, a, b):
             if typ == _SP_GROUP:
