@@ -163,9 +163,11 @@ def test_sdk_client_both_eras(served, mode, model_dir):
     anyio.run(main)
 
 
-def test_health_needs_no_token_and_tells_nothing(served):
+def test_health_needs_no_token_and_tells_a_stranger_only_ok(served):
     r = httpx.get(f"http://127.0.0.1:{served.port}/health", timeout=10)
-    assert r.status_code == 200 and r.json()["status"] == "ok" and r.json()["tokens"] is True
+    assert r.status_code == 200 and r.json() == {"status": "ok"}, r.text  # no version, no word on tokens
+    r = httpx.get(f"http://127.0.0.1:{served.port}/health", headers=served.auth("reader"), timeout=10)
+    assert r.json()["status"] == "ok" and r.json()["tokens"] is True and r.json()["version"]
     assert "alpha" not in r.text and "docs" not in r.text
 
 
