@@ -925,7 +925,7 @@ def _serve(a) -> int:
 
 
 def _token(a, out, err) -> int:
-    from minirag.access import TokenStore, token_file
+    from minirag.access import ScopeError, TokenStore, token_file
     from minirag.config import load_config
 
     store = TokenStore(token_file(load_config(None, a.base_dir, a.db_path, a.cache_dir, a.model_name)))
@@ -951,7 +951,10 @@ def _token(a, out, err) -> int:
             raise MiniragError(f"no token named {a.name!r}; `minirag-mcp token list` shows them")
         print(json.dumps(dict(name=a.name, revoked=True)) if a.json else f"revoked {a.name}", file=out)
         return 0
-    token = store.add(a.name, a.rights, _scopes(a.scope))
+    try:
+        token = store.add(a.name, a.rights, _scopes(a.scope))
+    except ScopeError as e:  # a usage error: the same rule and words as a JWT's scopes claim
+        return _error(str(e), "UsageError", out, err, a.json, 2)
     (e,) = [e for e in store.listed() if e["name"] == a.name]
     if a.json:
         print(json.dumps(dict(e, token=token), ensure_ascii=False, indent=2), file=out)
