@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from conftest import write
-from test_http import ALPHA, SERVER_CMD, Served, cli, free_port, ok, refused, rpc
+from test_http import ALPHA, SERVER_CMD, Served, _session, cli, free_port, ok, refused, rpc
 
 BETA = "# Beta vault\n\nThe beta vault combination is ZEBRA-4411; only team b may know it.\n"
 INIT = rpc(
@@ -92,10 +92,14 @@ def test_links_are_judged_at_both_ends(linked):
 
 
 def test_an_object_id_gets_a_json_rpc_error(linked):
-    r = linked.post({"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"}, linked.auth("writer"))
-    assert r.status_code == 400 and r.json()["error"]["code"] == -32600 and r.json()["id"] is None, r.text
-    r = linked.post([{"jsonrpc": "2.0", "id": [1], "method": "ping"}], linked.auth("writer"))
-    assert r.status_code == 400, r.text
+    h = _session(linked)
+    for body in (
+        {"jsonrpc": "2.0", "id": {"a": 1}, "method": "ping"},
+        [{"jsonrpc": "2.0", "id": [1], "method": "ping"}],
+    ):
+        r = linked.post(body, h)
+        assert r.status_code == 400 and r.json()["error"]["code"] == -32600 and r.json()["id"] is None, r.text
+    assert linked.post(rpc("ping"), h).status_code == 200  # the session still answers
 
 
 def test_health_tells_a_stranger_only_ok(linked):
