@@ -397,7 +397,7 @@ class Verifiers:
 
 
 def auth_for(store: TokenStore, url: str, issuer: str | None = None, jwks: str | None = None, always: bool = False):
-    "The SDK's auth settings and verifier: the store's tokens and the issuer's JWTs (`always`: required from the start)."
+    "The SDK's auth settings and verifier: the store's tokens and the issuer's JWTs (`always`: required from start)."
     jv = None
     if issuer:
         if not jwks:
