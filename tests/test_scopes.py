@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from conftest import write
-from test_http import ALPHA, SERVER_CMD, Served, _session, cli, free_port, ok, refused, rpc
+from test_http import ALPHA, SERVER_CMD, Served, _session, cli, free_port, issuer_keys, ok, refused, rpc
 
 BETA = "# Beta vault\n\nThe beta vault combination is ZEBRA-4411; only team b may know it.\n"
 INIT = rpc(
@@ -121,14 +121,10 @@ def test_token_add_refuses_a_scope_that_names_no_place(tmp_path, model_dir, scop
 
 def test_a_jwt_scopes_claim_of_the_wrong_shape_is_a_401_with_the_reason(tmp_path, model_dir):
     import jwt
-    from cryptography.hazmat.primitives.asymmetric import rsa
 
-    key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-    jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key())) | {"kid": "k1", "use": "sig"}
-    (tmp_path / "jwks.json").write_text(json.dumps({"keys": [jwk]}))
+    key, _ = issuer_keys(tmp_path)
     docs = Path(os.path.realpath(tmp_path)) / "docs"
     write(docs, "a/alpha.md", ALPHA)
-    write(docs, "b/y.md", BETA)
     issuer, port = "https://id.example.org", free_port()
     env = _env(tmp_path, model_dir, MINIRAG_OAUTH_ISSUER=issuer, MINIRAG_OAUTH_JWKS=str(tmp_path / "jwks.json"))
     cli(env, "ingest", str(docs), "-q")
