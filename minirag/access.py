@@ -9,10 +9,10 @@ from dataclasses import dataclass
 from fastcore.basics import patch
 from pathlib import Path
 from .config import Config, MiniragError, setting
-from .security import in_scope, scope_bases
+from .security import MAX_SCOPES, in_scope, resolve_path, scope_bases
 
 # %% auto #0
-__all__ = ['RIGHTS', 'TOKEN_PREFIX', 'AccessError', 'Grant', 'TokenStore', 'token_file']
+__all__ = ['RIGHTS', 'TOKEN_PREFIX', 'AccessError', 'Grant', 'ScopeError', 'grant_scopes', 'TokenStore', 'token_file']
 
 # %% ../nbs/08b_access.ipynb #ab425f84
 RIGHTS = ("read", "write")
@@ -30,6 +30,15 @@ def _real(s: str) -> str:
     "An absolute path as the index stores it (symlinks and `..` resolved); an id prefix as it is."
     s = s.strip()
     return os.path.realpath(s) if s.startswith("/") else s.rstrip("/")
+
+
+def _places(source: str) -> list[str]:
+    "Where a path argument or source id lies: a path's id and the real file it names (a link's both ends); an id."
+    s = source.strip()
+    if not s.startswith("/"):
+        return [s.rstrip("/")]
+    ident, real = resolve_path(s, must_be_absolute=True)
+    return [str(ident), str(real)]
 
 
 @dataclass(frozen=True)
@@ -54,8 +63,8 @@ class Grant:
             )
 
     def covers(self, source: str) -> bool:
-        "Whether a source id or path lies inside this grant's scopes."
-        return self.scopes is None or in_scope(_real(source), list(self.scopes))
+        "Whether a source id or path lies inside this grant's scopes: a link and the file it points at, both."
+        return self.scopes is None or all(in_scope(p, list(self.scopes)) for p in _places(source))
 
     def _where(self) -> str:
         return f"what token {self.name!r} may see ({', '.join(self.scopes or ())})"
@@ -72,10 +81,41 @@ class Grant:
             raise AccessError(f"scope {outside[0]!r} is outside {self._where()}; give a scope inside it or omit scope")
         return [_real(b) for b in bases]
 
-    def check_target(self, value: str, what: str):
-        "Refuse a path or source id outside the scopes."
-        if self.scopes is not None and not self.covers(value):
+    def check_target(self, value: str, what: str, places: list[str] | None = None):
+        "Refuse a path or source id outside the scopes (`places`: where it lies, when already resolved)."
+        if self.scopes is not None and not all(in_scope(p, list(self.scopes)) for p in places or _places(value)):
             raise AccessError(f"{what} {value!r} is outside {self._where()}")
+
+# %% ../nbs/08b_access.ipynb #a188b11e
+class ScopeError(AccessError):
+    "A token's scopes that do not name a place."
+
+
+def _scope_refused(value, why: str) -> ScopeError:
+    return ScopeError(
+        f"token scope {value!r} {why}; give absolute folders or data/url id prefixes "
+        "(e.g. --scope /srv/docs/team-a), or no scope at all for a token that sees everything"
+    )
+
+
+def grant_scopes(scopes) -> tuple[str, ...] | None:
+    "A token's scopes as its grant keeps them (paths resolved); None only when none were given."
+    if scopes is None:
+        return None
+    if not isinstance(scopes, (list, tuple)):
+        raise _scope_refused(scopes, f"is {type(scopes).__name__}, not a list of paths")
+    if not scopes or len(scopes) > MAX_SCOPES:
+        raise _scope_refused(scopes, f"must list 1..{MAX_SCOPES} places")
+    out = []
+    for s in scopes:
+        if not isinstance(s, str):
+            raise _scope_refused(s, f"is {type(s).__name__}, not text")
+        if not s.strip().rstrip("/"):
+            raise _scope_refused(s, "would mean everything")
+        if s.strip().startswith("~"):
+            raise _scope_refused(s, "starts with '~', which is not expanded (the server's home is not yours)")
+        out.append(_real(s))
+    return tuple(dict.fromkeys(out))
 
 # %% ../nbs/08b_access.ipynb #05c1d68f
 _TARGETS = ("filePath", "path", "source")
@@ -90,8 +130,14 @@ def apply(self: Grant, tool: str, args: dict, right: str, params) -> dict:
     out = dict(args)
     for k in _TARGETS:
         v = out.get(k)
-        if isinstance(v, str) and v.strip() and (k == "source" or v.strip().startswith("/")):
-            self.check_target(v, k)  # a relative path is refused by the tool itself: paths must be absolute
+        if not (isinstance(v, str) and v.strip()):
+            continue
+        if k != "source" or v.strip().startswith("/"):  # a path: resolved once, and the tool gets that result
+            ident, real = resolve_path(v, must_be_absolute=True)
+            self.check_target(v, k, [str(ident), str(real)])
+            out[k] = str(ident)
+        else:
+            self.check_target(v, k)
     if "url" in params and not (out.get("source") or "").strip() and isinstance(out.get("url"), str):
         self.check_target(out["url"], "url (the source id when no source is given)")
     if "scope" in params:
@@ -152,14 +198,14 @@ class TokenStore:
         entries = self.entries()
         if any(e["name"] == name for e in entries):
             raise MiniragError(f"a token named {name!r} exists; revoke it first or choose another name")
-        bases = None if not scopes else [_real(s) for s in scope_bases(list(scopes))]
+        bases = grant_scopes(scopes)
         token = TOKEN_PREFIX + secrets.token_urlsafe(32)
         rights = ["read"] if right == "read" else ["read", "write"]
         entry = dict(
             name=name,
             sha256=_digest(token),
             rights=rights,
-            scopes=bases,
+            scopes=None if bases is None else list(bases),
             created=time.strftime("%FT%TZ", time.gmtime()),
         )
         self._save(entries + [entry])

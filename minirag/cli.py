@@ -497,7 +497,12 @@ def _token_list(store, a, out) -> int:
 
 
 def _token_add(store, a, out, err) -> int:
-    token = store.add(a.name, a.rights, _scopes(a.scope))
+    from minirag.access import ScopeError
+
+    try:
+        token = store.add(a.name, a.rights, _scopes(a.scope))
+    except ScopeError as e:  # a usage error: the same rule and words as a JWT's scopes claim
+        return print_error(str(e), "UsageError", out, err, a.json, 2)
     (e,) = [e for e in store.listed() if e["name"] == a.name]
     if a.json:
         print(json.dumps(dict(e, token=token), ensure_ascii=False, indent=2), file=out)

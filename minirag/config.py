@@ -296,6 +296,23 @@ SETTINGS = {
 }
 # fmt: on
 
+# %% ../nbs/00_config.ipynb #b973101c
+# fmt: off
+SETTINGS.update({
+    s.name: s
+    for s in [
+        Setting("MINIRAG_HTTP_SESSIONS", "process", "whole", "`serve --http`: open MCP sessions one token may hold; "
+                "one more is refused until one ends", 32, lo=1, noun="a whole number ≥ 1"),
+        Setting("MINIRAG_HTTP_SESSION_IDLE", "process", "number", "`serve --http`: seconds an idle MCP session "
+                "lives", 600.0, lo=1, noun="a number of seconds ≥ 1"),
+        Setting("MINIRAG_HTTP_CONNECTIONS", "process", "whole", "`serve --http`: connections served at once; more "
+                "are answered 503", 256, lo=1, noun="a whole number ≥ 1"),
+        Setting("MINIRAG_HTTP_READ_TIMEOUT", "process", "number", "`serve --http`: seconds a client has to send a "
+                "request's headers, and again its body", 10.0, lo=0.1, noun="a number of seconds"),
+    ]
+})
+# fmt: on
+
 # %% ../nbs/00_config.ipynb #6a1be1ce
 def setting(
     name: str,  # an environment variable of `SETTINGS`

@@ -4,23 +4,26 @@
 
 # %% ../nbs/13a_http.ipynb #37b06c8d
 from __future__ import annotations
-import ipaddress, json, logging, sys
+import ipaddress, json, logging, sys, time
+from contextvars import ContextVar
 from pathlib import Path
 from urllib.parse import urlsplit
-from mcp.server.auth.provider import AccessToken
+from mcp.server.auth.middleware.bearer_auth import RequireAuthMiddleware
+from mcp.server.auth.provider import AccessToken, principal_components
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, TransportSecuritySettings
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from .access import TOKEN_PREFIX, Grant, TokenStore, token_file
+from .access import TOKEN_PREFIX, Grant, ScopeError, TokenStore, grant_scopes, token_file
 from .config import Config, MiniragError, installed_version, load_config, setting
 from .server import TOOL_RIGHTS, build_server, error_message, grant_of
 from . import tuning
 
 # %% auto #0
-__all__ = ['log', 'JWT_ALGORITHMS', 'FORBIDDEN', 'parse_listen', 'is_loopback', 'host_port', 'refuse_open', 'public_url',
-           'transport_security', 'StoreVerifier', 'rights_of', 'JWTVerifier', 'denied', 'RightsGuard', 'http_app',
-           'Verifiers', 'auth_for', 'serve_http']
+__all__ = ['log', 'JWT_ALGORITHMS', 'FORBIDDEN', 'INVALID_REQUEST', 'parse_listen', 'is_loopback', 'host_port',
+           'reachable_from_afar', 'refuse_open', 'public_url', 'transport_security', 'StoreVerifier', 'rights_of',
+           'JWTVerifier', 'bad_id', 'denied', 'RightsGuard', 'http_app', 'Verifiers', 'auth_for', 'header_deadline',
+           'serve_http']
 
 # %% ../nbs/13a_http.ipynb #8dabd8ea
 log = logging.getLogger("minirag.http")
@@ -52,12 +55,18 @@ def host_port(host: str, port: int) -> str:
     return f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
 
 # %% ../nbs/13a_http.ipynb #b66ca75c
-def refuse_open(host: str, port: int, tokens: bool):
-    "Raise unless the address is loopback or the server requires tokens."
-    if tokens or is_loopback(host):
+def reachable_from_afar(host: str, url: str | None = None) -> bool:
+    "Whether others can reach this server: a bind that is not loopback, or a public URL (a proxy in front)."
+    return not is_loopback(host) or (url is not None and not is_loopback(urlsplit(url).hostname or ""))
+
+
+def refuse_open(host: str, port: int, tokens: bool, url: str | None = None):
+    "Raise unless the server requires tokens, or only this machine reaches it (a loopback bind, no public `url`)."
+    if tokens or not reachable_from_afar(host, url):
         return
+    where = host_port(host, port) if not is_loopback(host) else f"{url} (MINIRAG_PUBLIC_URL)"
     raise MiniragError(
-        f"refusing to serve MCP on {host_port(host, port)} without authentication: anyone who reaches that address "
+        f"refusing to serve MCP on {where} without authentication: anyone who reaches that address "
         "could read and change the index. Create a token first (`minirag-mcp token add NAME --rights read`), or "
         "listen on 127.0.0.1 (the default) behind a proxy that authenticates"
     )
@@ -111,6 +120,8 @@ class StoreVerifier:
 
 # %% ../nbs/13a_http.ipynb #9f59b0a7
 JWT_ALGORITHMS = ["RS256", "RS384", "RS512", "PS256", "PS384", "ES256", "ES384", "EdDSA"]  # public keys only
+# why this request's bearer token was refused, when the reason helps its owner: the 401 says it
+_refusal: ContextVar[str | None] = ContextVar("minirag_refusal", default=None)
 
 
 def rights_of(claims: dict) -> list[str]:
@@ -170,8 +181,13 @@ class JWTVerifier:
             log.info("a bearer token was refused: %s", type(e).__name__)
             return None
         name = str(c.get("client_id") or c.get("azp") or c.get("sub") or "oauth")
-        scopes = c.get("minirag_scopes")
-        extra = {"minirag_scopes": None if scopes is None else [str(s) for s in scopes], "iss": c["iss"]}
+        try:  # the same rule as `token add --scope`: a claim of the wrong shape never widens what it sees
+            scopes = grant_scopes(c.get("minirag_scopes"))
+        except ScopeError as e:
+            log.info("a bearer token was refused: %s", e)
+            _refusal.set(f"its minirag_scopes claim is refused: {e}")
+            return None
+        extra = {"minirag_scopes": None if scopes is None else list(scopes), "iss": c["iss"]}
         return AccessToken(
             token=f"jwt:{name}",
             client_id=name,
@@ -184,15 +200,26 @@ class JWTVerifier:
 
 # %% ../nbs/13a_http.ipynb #19015341
 FORBIDDEN = -32003  # JSON-RPC's implementation-defined server errors are -32000..-32099
+INVALID_REQUEST = -32600
+
+
+def _messages(body: bytes) -> list:
+    "The JSON-RPC messages of a body, one or a batch; none when it is not JSON (the SDK answers a parse error)."
+    try:
+        msg = json.loads(body)
+    except (ValueError, RecursionError):
+        return []
+    return msg if isinstance(msg, list) else [msg]
+
+
+def bad_id(body: bytes) -> bool:
+    "Whether a message carries an `id` JSON-RPC does not allow (an object, a list, true or false)."
+    return any(isinstance(m, dict) and isinstance(m.get("id"), (dict, list, bool)) for m in _messages(body))
 
 
 def denied(body: bytes, grant: Grant) -> tuple[str, str, object] | None:
     "The first tools/call in a JSON-RPC body (one message or a batch) `grant` lacks the right for: (tool, right, id)."
-    try:
-        msg = json.loads(body)
-    except (ValueError, RecursionError):
-        return None  # the SDK answers a parse error
-    for m in msg if isinstance(msg, list) else [msg]:
+    for m in _messages(body):
         params = m.get("params") if isinstance(m, dict) and m.get("method") == "tools/call" else None
         name = params.get("name") if isinstance(params, dict) else None
         right = TOOL_RIGHTS.get(name) if isinstance(name, str) else None
@@ -201,35 +228,94 @@ def denied(body: bytes, grant: Grant) -> tuple[str, str, object] | None:
     return None
 
 
-class RightsGuard:
-    "ASGI: a POST whose token lacks the right for the tool it calls gets 403, the right named."
+def _missing(grant: Grant, right: str, tool: str) -> MiniragError:
+    try:
+        grant.require(right, tool)
+    except MiniragError as e:
+        return e
+    return MiniragError(f"{tool} needs the {right!r} right")
 
-    def __init__(self, app, max_body: int, metadata_url: str | None):
-        self.app, self.max_body, self.metadata_url = app, max_body, metadata_url
+# %% ../nbs/13a_http.ipynb #59f75d55
+class RightsGuard:
+    "ASGI on /mcp: a token once one is required, a bounded body read in time, JSON-RPC ids, sessions per token, rights."
+
+    def __init__(
+        self,
+        app,
+        max_body: int,  # larger request bodies get 413
+        metadata_url: str | None,  # named in the WWW-Authenticate of a 401 or 403
+        locked=lambda: False,  # whether a request must carry a token now
+        sessions=None,  # token -> how many sessions it holds open
+        max_sessions: int = 32,  # per token
+        read_timeout: float = 10.0,  # seconds for the body to arrive
+    ):
+        self.app, self.max_body, self.metadata_url, self.locked = app, max_body, metadata_url, locked
+        self.sessions, self.max_sessions, self.read_timeout = sessions, max_sessions, read_timeout
 
     async def __call__(self, scope, receive, send):
         token = getattr(scope.get("user"), "access_token", None)
-        if scope["type"] != "http" or scope.get("method") != "POST" or token is None or grant_of(token).has("write"):
+        if scope["type"] == "http" and token is None and self.locked():
+            return await self.unauthorized()(scope, receive, send)
+        if scope["type"] != "http" or scope.get("method") != "POST":
             return await self.app(scope, receive, send)
-        body, held = b"", []
-        while True:
-            m = await receive()
-            held.append(m)
-            if m["type"] != "http.request":
-                break
-            body += m.get("body", b"")
-            if len(body) > self.max_body:
-                return await Response("Request body too large", status_code=413)(scope, receive, send)
-            if not m.get("more_body"):
-                break
-        refused = denied(body, grant_of(token))
-        if refused:
-            return await self.forbidden(*refused, grant_of(token))(scope, receive, send)
+        held, body, refusal = await self._read(receive)
+        refusal = refusal or self._check(body, token, dict(scope.get("headers") or []))
+        if refusal is not None:
+            return await refusal(scope, receive, send)
 
         async def replay():
             return held.pop(0) if held else await receive()
 
         await self.app(scope, replay, send)
+
+    async def _read(self, receive) -> tuple[list, bytes, Response | None]:
+        "The body and its messages, held to replay; a 413 past `max_body`, a 408 past the deadline."
+        import anyio
+
+        body, held = b"", []
+        with anyio.move_on_after(self.read_timeout) as late:
+            while True:
+                m = await receive()
+                held.append(m)
+                if m["type"] != "http.request":
+                    break
+                body += m.get("body", b"")
+                if len(body) > self.max_body:
+                    return held, body, Response("Request body too large", status_code=413)
+                if not m.get("more_body"):
+                    break
+        if late.cancelled_caught:
+            return held, body, Response(f"request body not received in {self.read_timeout:g} s", status_code=408)
+        return held, body, None
+
+    def _check(self, body: bytes, token, headers: dict) -> Response | None:
+        "The refusal of a request the session must not see, or None."
+        if bad_id(body):
+            msg = "a JSON-RPC id must be a string, a number or null; send the request again with one"
+            return JSONResponse(dict(jsonrpc="2.0", id=None, error=dict(code=INVALID_REQUEST, message=msg)), 400)
+        if token is None:
+            return None
+        grant = grant_of(token)
+        refused = None if grant.has("write") else denied(body, grant)
+        if refused:
+            return self.forbidden(*refused, grant)
+        if self.sessions and b"mcp-session-id" not in headers and self.sessions(token) >= self.max_sessions:
+            msg = (
+                f"token {grant.name!r} holds {self.max_sessions} open sessions, the limit (MINIRAG_HTTP_SESSIONS); "
+                "end one (DELETE /mcp with its Mcp-Session-Id) or wait until an idle one expires"
+            )
+            return JSONResponse(dict(jsonrpc="2.0", id=None, error=dict(code=FORBIDDEN, message=msg)), 429)
+        return None
+
+    def unauthorized(self) -> Response:
+        "401 as the SDK's bearer middleware answers it, with the reason a token was refused when there is one."
+        why = _refusal.get() or "Authentication required"
+        said = why.encode("ascii", "replace").decode().replace('"', "'")
+        www = f'Bearer error="invalid_token", error_description="{said}"'
+        if self.metadata_url:
+            www += f', resource_metadata="{self.metadata_url}"'
+        body = dict(error="invalid_token", error_description=why)
+        return JSONResponse(body, status_code=401, headers={"WWW-Authenticate": www})
 
     def forbidden(self, tool: str, right: str, rpc_id, grant: Grant) -> Response:
         "403: OAuth's insufficient_scope in the header, a JSON-RPC error in the body (clients show its message)."
@@ -241,15 +327,18 @@ class RightsGuard:
         body = dict(jsonrpc="2.0", id=rpc_id, error=dict(code=FORBIDDEN, message=msg, data=data))
         return JSONResponse(body, status_code=403, headers={"WWW-Authenticate": www})
 
-
-def _missing(grant: Grant, right: str, tool: str) -> MiniragError:
-    try:
-        grant.require(right, tool)
-    except MiniragError as e:
-        return e
-    return MiniragError(f"{tool} needs the {right!r} right")
-
 # %% ../nbs/13a_http.ipynb #64461047
+def _sessions_of(srv):
+    "token -> the open sessions it holds (the SDK keeps each session's owner, but no count per owner)."
+
+    def held(token) -> int:
+        who = principal_components(token)
+        owners = srv._lowlevel_server._session_manager._session_owners.values()
+        return sum((o.get("client_id"), o.get("issuer"), o.get("subject")) == who for o in owners)
+
+    return held
+
+
 def http_app(
     srv,  # a `build_server` server (with `auth` and `token_verifier` when tokens are required)
     host: str,
@@ -262,6 +351,8 @@ def http_app(
 
     @srv.custom_route("/health", methods=["GET"])
     async def health(request: Request) -> Response:
+        if getattr(request.scope.get("user"), "access_token", None) is None:
+            return JSONResponse(dict(status="ok"))  # anyone: alive, and nothing more
         return JSONResponse(dict(status="ok", version=installed_version(), tokens=srv.requires_auth))
 
     app = srv.streamable_http_app(
@@ -269,29 +360,44 @@ def http_app(
         transport_security=transport_security(host, port, url),
         host=host,
         max_request_body_size=max_body,
+        session_idle_timeout=setting("MINIRAG_HTTP_SESSION_IDLE"),
     )
     u = urlsplit(url)
-    metadata = f"{u.scheme}://{u.netloc}/.well-known/oauth-protected-resource{u.path}" if srv.requires_auth else None
+    metadata = f"{u.scheme}://{u.netloc}/.well-known/oauth-protected-resource{u.path}" if srv.lock else None
     for route in app.routes:
         if getattr(route, "path", None) == "/mcp":
-            route.app = RightsGuard(route.app, max_body, metadata)
+            inner = route.app.app if isinstance(route.app, RequireAuthMiddleware) else route.app  # the guard decides
+            limits = dict(
+                max_sessions=setting("MINIRAG_HTTP_SESSIONS"), read_timeout=setting("MINIRAG_HTTP_READ_TIMEOUT")
+            )
+            route.app = RightsGuard(inner, max_body, metadata, lambda: srv.requires_auth, _sessions_of(srv), **limits)
     return app
 
-
+# %% ../nbs/13a_http.ipynb #568a5a88
 class Verifiers:
     "This server's own tokens (`mrt_…`), and an OAuth issuer's JWTs when one is configured."
 
-    def __init__(self, store: StoreVerifier, jwt: JWTVerifier | None = None):
-        self.store, self.jwt = store, jwt
+    def __init__(self, store: StoreVerifier, jwt: JWTVerifier | None = None, always: bool = False):
+        self.store, self.jwt, self.always = store, jwt, always
+
+    def required(self) -> bool:
+        "Whether a request must carry a token now: always off loopback; on it, once a token or an issuer exists."
+        if self.always or self.jwt is not None:
+            return True
+        try:
+            return bool(self.store.store.entries())  # re-read when the file changes: `token add` locks at once
+        except MiniragError:
+            return True  # an unreadable token file locks the door
 
     async def verify_token(self, token: str) -> AccessToken | None:
+        _refusal.set(None)
         if token.startswith(TOKEN_PREFIX) or self.jwt is None:
             return await self.store.verify_token(token)
         return await self.jwt.verify_token(token)
 
 
-def auth_for(store: TokenStore, url: str, issuer: str | None = None, jwks: str | None = None):
-    "The SDK's auth settings and verifier: the store's tokens and the issuer's JWTs (none when there are neither)."
+def auth_for(store: TokenStore, url: str, issuer: str | None = None, jwks: str | None = None, always: bool = False):
+    "The SDK's auth settings and verifier: the store's tokens and the issuer's JWTs (`always`: required from start)."
     jv = None
     if issuer:
         if not jwks:
@@ -300,17 +406,57 @@ def auth_for(store: TokenStore, url: str, issuer: str | None = None, jwks: str |
                 f"(named in {issuer.rstrip('/')}/.well-known/openid-configuration)"
             )
         jv = JWTVerifier(issuer, jwks, url)  # the audience is this server
-    if jv is None and not store.entries():
-        return None, None
     u = urlsplit(url)
     auth = AuthSettings(
         issuer_url=issuer or f"{u.scheme}://{u.netloc}",  # without an issuer, tokens are made here (`token add`)
         resource_server_url=url,
         validate_token_resource=False,  # the verifiers check the audience themselves
     )
-    return auth, Verifiers(StoreVerifier(store), jv)
+    return auth, Verifiers(StoreVerifier(store), jv, always)
+
+# %% ../nbs/13a_http.ipynb #31b1cb34
+def header_deadline(seconds: float):
+    "uvicorn's h11 protocol, closing a connection that has not sent a request's headers within `seconds`."
+    import h11
+    from uvicorn.protocols.http.h11_impl import H11Protocol
+
+    class Protocol(H11Protocol):
+        def connection_made(self, transport):
+            super().connection_made(transport)
+            self._headers_due = self.loop.call_later(seconds, self._headers_late)
+
+        def on_response_complete(self):
+            super().on_response_complete()
+            self._headers_due.cancel()  # the next request's headers get their own time
+            self._headers_due = self.loop.call_later(seconds, self._headers_late)
+
+        def connection_lost(self, exc):
+            self._headers_due.cancel()
+            super().connection_lost(exc)
+
+        def _headers_late(self):
+            if self.conn.their_state is h11.IDLE and not self.transport.is_closing():
+                self.transport.close()  # headers never finished: a slow client holds no file descriptor for long
+
+    return Protocol
 
 # %% ../nbs/13a_http.ipynb #cd5564d4
+def _announce(host: str, port: int, url: str, verifier: Verifiers, tokens: Path):
+    "The start line on stderr: where it serves, with what tokens, and which Host it answers when bound to all."
+    if host in ("0.0.0.0", "::"):
+        ts = transport_security(host, port, url)
+        hosts = ", ".join(ts.allowed_hosts) if ts.enable_dns_rebinding_protection else "any"
+        print(
+            f"minirag-mcp: bound to every address; requests are answered only with Host: {hosts} "
+            "(MINIRAG_PUBLIC_URL sets the URL clients use)",
+            file=sys.stderr,
+            flush=True,
+        )
+    how = f"tokens from {tokens}" if verifier.required() else f"no tokens yet: the first in {tokens} locks it"
+    how += f", access tokens of {verifier.jwt.issuer}" if verifier.jwt else ""
+    print(f"minirag-mcp: serving MCP on http://{host_port(host, port)}/mcp ({how})", file=sys.stderr, flush=True)
+
+
 def serve_http(
     listen: str,
     env: dict | None = None,
@@ -331,19 +477,16 @@ def serve_http(
     except MiniragError as e:
         cfg = Config(error=str(e))
     store = TokenStore(token_file(cfg))
-    issuer = setting("MINIRAG_OAUTH_ISSUER")
-    auth, verifier = auth_for(store, url, issuer, setting("MINIRAG_OAUTH_JWKS"))
-    refuse_open(host, port, tokens=verifier is not None)
+    afar = reachable_from_afar(host, setting("MINIRAG_PUBLIC_URL") and url)
+    auth, verifier = auth_for(store, url, setting("MINIRAG_OAUTH_ISSUER"), setting("MINIRAG_OAUTH_JWKS"))
+    refuse_open(host, port, verifier.required(), setting("MINIRAG_PUBLIC_URL") and url)
+    verifier.always = afar  # reachable by others: locked for good, whatever happens to the token file
     srv = build_server(env, auth=auth, token_verifier=verifier, **overrides)
     srv.warm_on_list = setting("MINIRAG_WARM_UP")
     if watch or setting("MINIRAG_WATCH"):
         srv.tools.watch()
     app = http_app(srv, host, port, url)
-    if not transport_security(host, port, url).enable_dns_rebinding_protection:
-        log.warning("any Host is accepted on %s; set MINIRAG_PUBLIC_URL to the URL clients use", host)
-    how = f"tokens from {store.path}" if verifier else "no tokens: loopback only"
-    how += f", access tokens of {issuer}" if issuer else ""
-    print(f"minirag-mcp: serving MCP on http://{host_port(host, port)}/mcp ({how})", file=sys.stderr, flush=True)
+    _announce(host, port, url, verifier, store.path)
     import uvicorn
 
     try:  # no access log: one line per request is noise here, and it is where a token in a URL would end up
@@ -356,6 +499,8 @@ def serve_http(
             server_header=False,
             timeout_keep_alive=5,
             timeout_graceful_shutdown=3,
+            limit_concurrency=setting("MINIRAG_HTTP_CONNECTIONS"),
+            http=header_deadline(setting("MINIRAG_HTTP_READ_TIMEOUT")),
         )
     finally:
         srv.tools.close()

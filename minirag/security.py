@@ -9,7 +9,7 @@ from pathlib import Path
 from .config import MiniragError, is_system_dir
 
 # %% auto #0
-__all__ = ['MAX_NAME_BYTES', 'MAX_PATH_BYTES', 'MAX_SCOPES', 'usable_path_text', 'OutsideRootError', 'root_of',
+__all__ = ['MAX_NAME_BYTES', 'MAX_PATH_BYTES', 'MAX_SCOPES', 'usable_path_text', 'OutsideRootError', 'root_of', 'resolve_path',
            'resolve_in_roots', 'scope_bases', 'scope_condition', 'in_scope']
 
 # %% ../nbs/08_security.ipynb #ae2c9b24
@@ -66,20 +66,25 @@ def _outside(s: str, roots) -> OutsideRootError:
     )
 
 
-def resolve_in_roots(
-    path: str | Path,  # as the user gave it; relative is resolved against `cwd`
-    roots: list[Path],  # real paths of the document roots
-    must_be_absolute: bool = False,  # MCP paths must be absolute; the CLI resolves relative ones
+def resolve_path(
+    path: str | Path,  # as the caller gave it; relative is resolved against `cwd`
+    must_be_absolute: bool = False,  # MCP: absolute only, and no `~` (the server's home is not the client's)
     cwd: Path | None = None,
+    example: Path | None = None,  # a folder to show in the "must be absolute" message
 ) -> tuple[Path, Path]:
-    "(id path: folders resolved, last name kept; its root) — or a refusal for anything outside the roots."
+    "(id path: folders resolved, last name kept; the real path it names): the one resolution every check sees."
     s = usable_path_text(path)
+    if must_be_absolute and s.lstrip().startswith("~"):
+        raise MiniragError(
+            f"{_show(s)!r} starts with '~', which would name a folder of the server's account, not yours; "
+            "give the full absolute path of a file or folder inside a document root"
+        )
     p = Path(os.path.expanduser(s))
     if not p.is_absolute():
         if must_be_absolute:
             raise MiniragError(
                 f"filePath must be absolute: {_show(s)!r}; pass the full path, "
-                f"e.g. {roots[0] / _show(s) if roots else '/docs/' + _show(s)}"
+                f"e.g. {(example or Path('/docs')) / _show(s)}"
             )
         try:
             p = Path(cwd or os.getcwd()) / p
@@ -88,11 +93,21 @@ def resolve_in_roots(
                 f"{_show(s)!r} is relative and the current directory no longer exists; pass an absolute path"
             )
     p = Path(os.path.normpath(p))
-    real = Path(os.path.realpath(p))
     ident = p if p == p.parent else Path(os.path.realpath(p.parent)) / p.name
+    return ident, Path(os.path.realpath(p))
+
+
+def resolve_in_roots(
+    path: str | Path,  # as the user gave it; relative is resolved against `cwd`
+    roots: list[Path],  # real paths of the document roots
+    must_be_absolute: bool = False,  # MCP paths must be absolute; the CLI resolves relative ones
+    cwd: Path | None = None,
+) -> tuple[Path, Path]:
+    "(id path: folders resolved, last name kept; its root) — or a refusal for anything outside the roots."
+    ident, real = resolve_path(path, must_be_absolute, cwd, roots[0] if roots else None)
     root = root_of(ident, roots)
     if root is None or root_of(real, roots) is None or is_system_dir(real):
-        raise _outside(s, roots)
+        raise _outside(usable_path_text(path), roots)
     return ident, root
 
 # %% ../nbs/08_security.ipynb #568d6276

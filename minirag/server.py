@@ -23,6 +23,7 @@ from minirag.config import (
     setting,
 )
 from .access import AccessError, Grant
+from .security import OutsideRootError
 from . import tuning
 
 # %% auto #0
@@ -540,7 +541,7 @@ class Tools:
         except Exception as e:
             if not isinstance(e, MiniragError):
                 log.warning("%s failed: %s", tool, error_message(e), exc_info=setting("MINIRAG_DEBUG"))
-            return tool_error(error_message(e))
+            return tool_error(error_message(_as_seen(e, _caller.get())))
 
     def warm_up(self):
         "Import, load the model and read the vectors in a background thread (unless a tool call came first)."
@@ -639,7 +640,9 @@ class Tools:
     ) -> _out(QueryResult):
         return self._call(
             "query_documents",
-            lambda ix: ix.query(query, topK, scope, labels=labels, date_from=dateFrom, date_to=dateTo),
+            lambda ix: _seen_by(
+                _caller.get(), ix.query(query, topK, scope, labels=labels, date_from=dateFrom, date_to=dateTo)
+            ),
             model=True,
         )
 
@@ -691,6 +694,24 @@ class Tools:
             out = dict(version=installed_version(), configError=self.cfg.error, indexError=error_message(e))
             return tool_result({k: v for k, v in out.items() if v})
 
+# %% ../nbs/13_server.ipynb #8a2f1bb7
+def _seen_by(grant: Grant, r):
+    "A query result without the hits whose file is a link to a place outside `grant`'s scopes."
+    if grant.scopes is None:
+        return r
+    r.hits = [h for h in r.hits if grant.covers(h.source)]
+    kept, parents = {h.source for h in r.hits}, {h.parent_id for h in r.hits}
+    r.sources = [s for s in r.sources if s.source in kept]
+    r.sections = {k: v for k, v in r.sections.items() if k in parents}
+    return r
+
+
+def _as_seen(e: Exception, grant: Grant) -> Exception:
+    "An error as a scoped caller may see it: a path outside the roots is outside its scopes, roots unnamed."
+    if grant.scopes is None or not isinstance(e, OutsideRootError):
+        return e
+    return AccessError(f"that path is outside what token {grant.name!r} may see ({', '.join(grant.scopes)})")
+
 # %% ../nbs/13_server.ipynb #5e1165af
 def unknown_arguments(tool: str, unknown: list[str], valid) -> str:
     "The refusal of arguments a tool does not take: they and the valid ones, by name."
@@ -712,7 +733,7 @@ _NOBODY = Grant("unauthenticated", ())
 
 class _Server(MCPServer):
     warm_on_list = False  # serve(): start the warm-up once the client has listed the tools
-    requires_auth = False  # served with tokens: a call that carries none may do nothing
+    lock = None  # HTTP: says whether a call must carry a token now (the first `token add` locks a running server)
     tool_params: dict = {}  # tool name -> the argument names its signature takes
 
     def caller(self, context) -> Grant:
@@ -725,6 +746,11 @@ class _Server(MCPServer):
         if token is not None:
             return grant_of(token)
         return _NOBODY if self.requires_auth else Grant("local")
+
+    @property
+    def requires_auth(self) -> bool:
+        "Whether a call that carries no token may do nothing."
+        return self.lock is not None and bool(self.lock())
 
     async def list_tools(self):
         tools = await super().list_tools()
@@ -801,7 +827,8 @@ def build_server(
         token_verifier=token_verifier,
     )
     srv.tool_params = {t.name: set(t.parameters.get("properties", {})) for t in registered}
-    srv.requires_auth = token_verifier is not None
+    if token_verifier is not None:  # a verifier that cannot say when it is needed is needed always
+        srv.lock = getattr(token_verifier, "required", lambda: True)
     srv.tools = tools
     return srv
 

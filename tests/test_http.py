@@ -163,9 +163,11 @@ def test_sdk_client_both_eras(served, mode, model_dir):
     anyio.run(main)
 
 
-def test_health_needs_no_token_and_tells_nothing(served):
+def test_health_needs_no_token_and_tells_a_stranger_only_ok(served):
     r = httpx.get(f"http://127.0.0.1:{served.port}/health", timeout=10)
-    assert r.status_code == 200 and r.json()["status"] == "ok" and r.json()["tokens"] is True
+    assert r.status_code == 200 and r.json() == {"status": "ok"}, r.text  # no version, no word on tokens
+    r = httpx.get(f"http://127.0.0.1:{served.port}/health", headers=served.auth("reader"), timeout=10)
+    assert r.json()["status"] == "ok" and r.json()["tokens"] is True and r.json()["version"]
     assert "alpha" not in r.text and "docs" not in r.text
 
 
@@ -405,13 +407,22 @@ def hs256(claims: dict, secret: bytes) -> str:
     return head + "." + b64(hmac.new(secret, head.encode(), hashlib.sha256).digest())
 
 
-def test_oauth_issuer_jwts_are_checked_for_signature_expiry_issuer_and_audience(tmp_path, model_dir):
+def issuer_keys(folder: Path):
+    "An issuer's RSA key made here, and its public half as a JWKS file in `folder/jwks.json`: (key, jwk)."
     import jwt
     from cryptography.hazmat.primitives.asymmetric import rsa
 
     key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
     jwk = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(key.public_key())) | {"kid": "k1", "use": "sig"}
-    (tmp_path / "jwks.json").write_text(json.dumps({"keys": [jwk]}))
+    (folder / "jwks.json").write_text(json.dumps({"keys": [jwk]}))
+    return key, jwk
+
+
+def test_oauth_issuer_jwts_are_checked_for_signature_expiry_issuer_and_audience(tmp_path, model_dir):
+    import jwt
+    from cryptography.hazmat.primitives.asymmetric import rsa
+
+    key, jwk = issuer_keys(tmp_path)
     docs = Path(os.path.realpath(tmp_path)) / "docs"
     write(docs, "a/alpha.md", ALPHA)
     write(docs, "b/beta.md", BETA)
