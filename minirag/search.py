@@ -17,11 +17,12 @@ from .bm25 import held_keyword_search
 
 # %% auto #0
 __all__ = ['MAX_QUERY_CHARS', 'DOC_CONTEXT', 'K1', 'B', 'DOC_BM25', 'RRF_K', 'COS_SCALE', 'FUSIONS', 'INFO_RANK', 'VEC_SPREAD',
-           'KW_SPREAD', 'VOCAB_SHARE', 'LETTERS_PER_PIECE', 'REFERENCE_PAIRS', 'PACKAGED_MATCH_GAP', 'SCALE_RANGE',
-           'SCALES_FILE', 'vector_search', 'query_terms', 'keyword_search', 'Hit', 'fuse', 'fuse_adaptive',
-           'default_fusion', 'candidate_window', 'vocab_share', 'term_share', 'informativeness', 'effective_weight',
-           'fuse_lists', 'match_gap', 'scale_key', 'saved_scales', 'distance_scale', 'group_cut', 'apply_filters',
-           'validate_query', 'display_path', 'section_id', 'Candidates', 'candidates', 'rank', 'hit_text']
+           'KW_SPREAD', 'VOCAB_SHARE', 'LETTERS_PER_PIECE', 'SILENT', 'REFERENCE_PAIRS', 'PACKAGED_MATCH_GAP',
+           'SCALE_RANGE', 'SCALES_FILE', 'vector_search', 'query_terms', 'keyword_search', 'Hit', 'fuse',
+           'fuse_adaptive', 'default_fusion', 'candidate_window', 'vocab_share', 'term_share', 'side_signals',
+           'informativeness', 'effective_weight', 'fuse_lists', 'match_gap', 'scale_key', 'saved_scales',
+           'distance_scale', 'group_cut', 'apply_filters', 'validate_query', 'display_path', 'section_id', 'Candidates',
+           'candidates', 'rank', 'hit_text']
 
 # %% ../nbs/06_search.ipynb #0fa543fe
 from .security import scope_bases
@@ -177,19 +178,19 @@ def fuse_adaptive(
     "Scale-aware score fusion: keyword score / best keyword score, vector closeness in units of COS_SCALE × scale."
     hits: dict[int, Hit] = {}
     vs = {}
-    if vec and w < 1:
+    if vec:  # a side without weight still lists its candidates, after the other side's (score 0 or its floor)
         d0 = vec[0][1]
-        vs = {cid: 1 - (d - d0) / (COS_SCALE * scale) for cid, d in vec}
+        vs = {cid: 1 - (d - d0) / (COS_SCALE * scale) for cid, d in vec} if w < 1 else {}
         for r, (cid, d) in enumerate(vec):
             hits[cid] = Hit(cid, 0.0, d, r)
     ks = {}
-    if kw and w > 0:
+    if kw:
         top = kw[0][1] if kw[0][1] > 0 else 1.0
-        ks = {cid: s / top for cid, s in kw}
+        ks = {cid: s / top for cid, s in kw} if w > 0 else {}
         for r, (cid, _) in enumerate(kw):
             hits.setdefault(cid, Hit(cid)).keyword_rank = r
     vfloor = min(vs.values()) if vs else 0.0
-    kfloor = min(ks.values()) if (ks and kw_full) else 0.0
+    kfloor = min(ks.values()) if (ks and kw_full and w < 1) else 0.0
     for h in hits.values():
         h.score = (1 - w) * (vs.get(h.chunk_id, vfloor) if vs else 0.0) + w * (
             ks.get(h.chunk_id, kfloor) if ks else 0.0
@@ -228,6 +229,14 @@ def term_share(seen: dict) -> float:
     return sum(seen.values()) / len(seen) if seen else 1.0
 
 
+def side_signals(vec, kw, scale: float = 1.0) -> tuple[float, float]:
+    "(vector, keyword) signal of one query's own scores, each 0..1: how far each side's best stands above its 10th."
+    cv = 1.0 if len(vec) <= INFO_RANK else min(1.0, max(0.0, (vec[INFO_RANK][1] - vec[0][1]) / (VEC_SPREAD * scale)))
+    if len(kw) <= INFO_RANK:
+        return cv, 1.0 if kw else 0.0  # few chunks match at all: the matches stand out
+    return cv, min(1.0, max(0.0, (1 - kw[INFO_RANK][1] / kw[0][1]) / KW_SPREAD)) ** 2 if kw[0][1] > 0 else 0.0
+
+
 def informativeness(
     vec,
     kw,
@@ -235,22 +244,25 @@ def informativeness(
     scale: float = 1.0,  # the model's unit of cosine distance (`distance_scale`)
     found: float = 1.0,  # share of the query's terms the index holds (`term_share`; 1 = every term occurs)
 ) -> tuple[float, float]:
-    "(vector, keyword) signal of one query, each 0..1; a side too short to measure counts fully."
-    spread = VEC_SPREAD * scale
-    cv = 1.0 if len(vec) <= INFO_RANK else min(1.0, max(0.0, (vec[INFO_RANK][1] - vec[0][1]) / spread))
+    "(vector, keyword) signal of one query, each 0..1, counted by how much of the query each side read."
+    cv, ck = side_signals(vec, kw, scale)
     cv *= min(1.0, max(0.0, known) / VOCAB_SHARE)  # words the model splits into pieces: its distances say less
-    if len(kw) <= INFO_RANK:
-        ck = 1.0 if kw else 0.0  # few chunks match at all: the matches stand out
-    else:
-        ck = min(1.0, max(0.0, (1 - kw[INFO_RANK][1] / kw[0][1]) / KW_SPREAD)) ** 2 if kw[0][1] > 0 else 0.0
     ck *= min(1.0, max(0.0, found))  # terms no document has: the keywords matched only part of the question
     return cv, ck
+
+
+SILENT = 0.1  # a side whose own scores show at most this signal knows nothing of the query: the other's order stands
 
 
 def effective_weight(w: float, vec, kw, known: float = 1.0, scale: float = 1.0, found: float = 1.0) -> float:
     "The keyword weight for this query: `w` shifted toward the side that carries signal (0 and 1 stay put)."
     if w <= 0 or w >= 1:
         return w
+    sv, sk = side_signals(vec, kw, scale)
+    if sv <= SILENT < sk:  # the vector side's distances are flat: it cannot demote the keyword order
+        return 1.0
+    if sk <= SILENT < sv:  # nor a flat keyword side the vector order
+        return 0.0
     cv, ck = informativeness(vec, kw, known, scale, found)
     return w if cv + ck == 0 else w * ck / (w * ck + (1 - w) * cv)
 

@@ -11,6 +11,14 @@ to check on data nobody tuned on that hybrid stays at least as good as its bette
   The packaged English model does not know these languages: the vector side carries little signal.
 - `debfaq-ruen`: cross-language — the Russian questions of `debfaq-ru` against the English answers of `debfaq-en`
   (both from the shared evaluation folder, Debian FAQ, DFSG-free), same judgements.
+- `mandesc-ru`: Russian manual pages (`manpages-ru`), built as the German and French ones.
+- `debdesc-ru`, `debdesc-ruen`, `debdesc-deen`: Debian's translated package descriptions (DDTP, apt's
+  `Translation-ru` / `Translation-de` / `Translation-en`, fetched by `apt-get update` into a private lists folder).
+  Query = a package's translated short description; document = its long description, in the query's language
+  (`debdesc-ru`) or in English (`-ruen`, `-deen`: questions in one language over documents in the other), with the
+  other picked packages' descriptions as distractors. A translation is paired with its English text by the
+  `Description-md5` both carry. `-deen` takes only packages outside the shared `debdesc-en` corpus; Russian
+  translations cover almost only those packages, so the Russian sets share English documents with it, never queries.
 
 Deterministic: pages are picked by a hash of their file name, so a rebuild gives the same files.
 """
@@ -19,7 +27,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 MAX_DOC_CHARS = 1500
-NAME_HEADS = {"de": ("BEZEICHNUNG", "NAME"), "fr": ("NOM", "NAME")}
+NAME_HEADS = {"de": ("BEZEICHNUNG", "NAME"), "fr": ("NOM", "NAME"), "ru": ("ИМЯ", "НАЗВАНИЕ", "NAME")}
+DESC_DOCS, DESC_QUERIES = 300, 150  # per package-description set: a few minutes to embed with either model
 
 def render(page: Path) -> str:
     "A man page as plain text: no hyphenation, no justification, very wide lines (one paragraph per line)."
@@ -90,16 +99,75 @@ def cross_language_set(out: Path, shared: Path):
               dict(lang="ru->en", source="shared debfaq-ru questions + debfaq-en answers (Debian FAQ, DFSG-free)",
                    task="Russian FAQ question -> English answer", tuning="held out: never used to choose a constant"))
 
+def by_hash(names):
+    "Names in a fixed pseudo-random order (a hash of each), so a rebuild picks the same ones."
+    return sorted(names, key=lambda n: hashlib.sha1(n.encode()).hexdigest())
+
+def fetch_translations(work: Path, langs=("en", "ru", "de")) -> Path:
+    "apt's Translation-* lists of the system's sources, fetched into a private folder (the system's lists untouched)."
+    lists = work/"lists"
+    (lists/"partial").mkdir(parents=True)
+    (work/"cache"/"archives"/"partial").mkdir(parents=True)
+    opts = ["-o", f"Dir::State::Lists={lists}", "-o", f"Dir::Cache={work/'cache'}",
+            "-o", f"Acquire::Languages={','.join(langs)}", "-o", "Debug::NoLocking=1"]
+    subprocess.run(["apt-get", *opts, "update"], check=True, capture_output=True, timeout=600)
+    return lists
+
+def translations(lists: Path, lang: str) -> dict:
+    "{Description-md5: (package, short, long)} of the main archive's Translation-<lang> in `lists`."
+    f = max(lists.glob(f"*_main_i18n_Translation-{lang}*"), key=lambda p: p.stat().st_size)  # the release, not updates
+    text = subprocess.run(["/usr/lib/apt/apt-helper", "cat-file", str(f)], check=True, capture_output=True).stdout
+    out = {}
+    for rec in text.decode("utf-8", "replace").split("\n\n"):
+        m = re.search(rf"^Package: (\S+)\nDescription-md5: (\w+)\nDescription-{lang}: (.*)\n?((?:^ .*\n?)*)", rec, re.M)
+        if not m: continue
+        body = "\n".join("" if l.strip() == "." else l[1:] for l in m.group(4).splitlines()).strip()
+        out.setdefault(m.group(2), (m.group(1), m.group(3).strip(), body))
+    return out
+
+def desc_set(out: Path, name: str, queries_of: dict, docs_of: dict, skip: set, meta: dict):
+    "Short description (from `queries_of`) -> long description (from `docs_of`) for packages both describe."
+    picked, seen_q, seen_d = [], set(), set()
+    pairs = {md5: (queries_of[md5], docs_of[md5]) for md5 in queries_of.keys() & docs_of.keys()}
+    for md5 in by_hash(pairs):
+        (pkg, short, _), (_, _, body) = pairs[md5]
+        if pkg in skip or len(short.split()) < 3 or len(body) < 100: continue
+        if short.lower() in seen_q or body in seen_d: continue
+        seen_q.add(short.lower())
+        seen_d.add(body)
+        picked.append((pkg, short, body[:MAX_DOC_CHARS]))
+        if len(picked) >= DESC_DOCS: break
+    corpus = [dict(_id=pkg, title="", text=body) for pkg, _, body in picked]
+    asked = picked[:DESC_QUERIES]  # the rest stay in the corpus as distractors
+    queries = [dict(_id=f"q-{pkg}", text=short) for pkg, short, _ in asked]
+    write_set(out, name, corpus, queries, [(f"q-{pkg}", pkg) for pkg, _, _ in asked],
+              dict(meta, tuning="held out: never used to choose a constant"))
+
+def description_sets(out: Path, shared: Path, work: Path):
+    lists = fetch_translations(work)
+    en, ru, de = (translations(lists, x) for x in ("en", "ru", "de"))
+    src = "Debian bookworm main i18n Translation-{} (DDTP)"
+    desc_set(out, "debdesc-ru", ru, ru, set(), dict(lang="ru", source=src.format("ru"),
+             task="Russian package short description -> its Russian long description"))
+    desc_set(out, "debdesc-ruen", ru, en, set(), dict(lang="ru->en", source=src.format("ru and -en"),
+             task="Russian package short description -> its English long description"))
+    shared_docs = shared/"debdesc-en"/"corpus.jsonl"
+    skip = {json.loads(l)["_id"] for l in open(shared_docs, encoding="utf-8")} if shared_docs.is_file() else set()
+    desc_set(out, "debdesc-deen", de, en, skip, dict(lang="de->en", source=src.format("de and -en"),
+             task="German package short description -> its English long description (packages outside debdesc-en)"))
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", default=str(REPO/"bench"/"eval_sets"))
     ap.add_argument("--shared", default=str(REPO.parent/"shared"/"eval"), help="the shared evaluation folder (for debfaq-ruen)")
     ap.add_argument("--docs", type=int, default=200, help="documents per man-page set")
-    ap.add_argument("--langs", default="de,fr")
+    ap.add_argument("--langs", default="de,fr,ru")
+    ap.add_argument("--no-descriptions", action="store_true", help="skip the package-description sets")
     a = ap.parse_args(argv)
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as t:
-        for lang in a.langs.split(","): manpage_set(out, lang, a.docs, Path(t))
+        for lang in filter(None, a.langs.split(",")): manpage_set(out, lang, a.docs, Path(t))
+        if not a.no_descriptions: description_sets(out, Path(a.shared), Path(t))
     if (Path(a.shared)/"debfaq-ru").is_dir(): cross_language_set(out, Path(a.shared))
     return 0
 
