@@ -237,11 +237,11 @@ SETTINGS = {
         Setting("MAX_FILE_SIZE", "config", "whole", "largest file ingested, in bytes; checked before parsing, "
                 "also bounds URL bodies", DEFAULT_MAX_FILE_SIZE, field="max_file_size", lo=1,
                 noun="a whole number of bytes"),
-        Setting("MAX_UNZIPPED_SIZE", "config", "whole", "largest unpacked size of a zip-based file (.docx .xlsx "
-                ".pptx .epub .odt .ods .odp), in bytes; checked before any part is read", DEFAULT_MAX_UNZIPPED_SIZE,
+        Setting("MAX_UNZIPPED_SIZE", "config", "whole", "bytes an Office, OpenDocument or EPUB file (a zip) may "
+                "unpack to; checked before any part is read", DEFAULT_MAX_UNZIPPED_SIZE,
                 field="max_unzipped_size", lo=1, noun="a whole number of bytes"),
-        Setting("MAX_SHEET_CELLS", "config", "whole", "cells read from one workbook (all its sheets) or CSV "
-                "file; the rest are left out with a warning", DEFAULT_MAX_SHEET_CELLS, field="max_sheet_cells", lo=1,
+        Setting("MAX_SHEET_CELLS", "config", "whole", "cells read from one workbook or CSV file; the rest are "
+                "left out with a warning", DEFAULT_MAX_SHEET_CELLS, field="max_sheet_cells", lo=1,
                 noun="a whole number"),
         Setting("CHUNK_TOKEN_BUDGET", "config", "whole", f"tokens per chunk, {BUDGET_RANGE[0]}..{BUDGET_RANGE[1]}",
                 DEFAULT_CHUNK_TOKEN_BUDGET, field="chunk_token_budget", lo=BUDGET_RANGE[0], hi=BUDGET_RANGE[1],

@@ -6,6 +6,7 @@ one by one. The bombs are built here: deflate packs each 16 MB of zeros alike, s
 
 import json
 import os
+import signal
 import struct
 import subprocess
 import sys
@@ -22,8 +23,11 @@ ENV_VARS = ["BASE_DIR", "BASE_DIRS", "DB_PATH", "MAX_FILE_SIZE", "MAX_UNZIPPED_S
             "RAG_OCR_MAX_PAGES", "RAG_OCR_MIN_CHARS_PER_PAGE"]
 # the CLI with the model loaded peaks near 400 MB here; a bomb read whole passes 1.5 GB
 PEAK_LIMIT_MB = 1000
-# runs the command and prints its peak resident size: a fresh process, so only this child is counted
-MEASURE = ("import resource, subprocess, sys; r = subprocess.run(sys.argv[1:]); "
+# runs the command and prints its peak resident size: a fresh process, so only this child is counted. Its address
+# space is capped at 6 GiB (a sync maps ~2.5 GB) so that old code, which read the bomb whole, fails without taking
+# the machine's memory with it
+MEASURE = ("import resource, subprocess, sys; resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30)); "
+           "r = subprocess.run(sys.argv[1:]); "
            "print(f'peak-kb={resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}', file=sys.stderr); "
            "sys.exit(r.returncode)")
 
@@ -37,14 +41,18 @@ def env_for(root: Path, model_dir: Path, **extra) -> dict:
 def sync(env: dict, deadline: float) -> tuple[dict, float, float]:
     "(the `sync --json` report, wall seconds, peak MB); the test fails when the sync outlives `deadline`."
     t = time.monotonic()
+    p = subprocess.Popen([sys.executable, "-c", MEASURE, CLI, "sync", "--json"], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
     try:
-        r = subprocess.run([sys.executable, "-c", MEASURE, CLI, "sync", "--json"], capture_output=True, text=True,
-                           env=env, timeout=deadline)
+        out, err = p.communicate(timeout=deadline)
     except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)  # the wrapper and the CLI under it
+        p.communicate()
         pytest.fail(f"sync did not return within {deadline} s")
-    peak = int(r.stderr.rsplit("peak-kb=", 1)[1]) / 1024
-    assert r.returncode in (0, 1), r.stderr[-2000:]
-    return json.loads(r.stdout), time.monotonic() - t, peak
+    peak, secs = int(err.rsplit("peak-kb=", 1)[1]) / 1024, time.monotonic() - t
+    print(f"sync: {secs:.1f} s, peak {peak:.0f} MB")  # shown with -s
+    assert p.returncode in (0, 1), err[-2000:]
+    return json.loads(out), secs, peak
 
 
 def failure(report: dict, name: str) -> str:
