@@ -12,11 +12,11 @@ from platformdirs import user_cache_dir
 
 # %% auto #0
 __all__ = ['DEFAULT_MODEL', 'MAX_TOP_K', 'BUDGET_RANGE', 'DEFAULT_CHUNK_TOKEN_BUDGET', 'DEFAULT_HYBRID_WEIGHT',
-           'DEFAULT_MAX_FILE_SIZE', 'DEFAULT_FILE_TIME_LIMIT', 'DEFAULT_OCR_MIN_CHARS', 'IDLE_CLOSE', 'LOCK_WAIT',
-           'DEFAULT_OCR_LANG', 'OCR_LANG_IDS', 'log', 'SETTINGS', 'Config', 'README_START', 'README_END',
-           'MiniragError', 'ConfigError', 'IndexBusyError', 'validate_ocr_lang', 'Setting', 'setting',
-           'installed_version', 'is_system_dir', 'load_config', 'user_settings', 'environment_help',
-           'settings_markdown', 'readme_block']
+           'DEFAULT_MAX_FILE_SIZE', 'DEFAULT_FILE_TIME_LIMIT', 'DEFAULT_OCR_MIN_CHARS', 'DEFAULT_MAX_UNZIPPED_SIZE',
+           'DEFAULT_MAX_SHEET_CELLS', 'DEFAULT_OCR_MAX_PAGES', 'IDLE_CLOSE', 'LOCK_WAIT', 'DEFAULT_OCR_LANG',
+           'OCR_LANG_IDS', 'log', 'SETTINGS', 'Config', 'README_START', 'README_END', 'MiniragError', 'ConfigError',
+           'IndexBusyError', 'validate_ocr_lang', 'Setting', 'setting', 'installed_version', 'is_system_dir',
+           'load_config', 'user_settings', 'environment_help', 'settings_markdown', 'readme_block']
 
 # %% ../nbs/00_config.ipynb #5c75fda4
 class MiniragError(ValueError):
@@ -39,6 +39,9 @@ DEFAULT_HYBRID_WEIGHT = 0.6  # the keyword share
 DEFAULT_MAX_FILE_SIZE = 100 * 1024 * 1024
 DEFAULT_FILE_TIME_LIMIT = 600.0  # seconds: above a 200-page scan OCRed at about 2 s a page
 DEFAULT_OCR_MIN_CHARS = 25  # PDF pages with fewer text characters are OCRed
+DEFAULT_MAX_UNZIPPED_SIZE = 256 * 1024 * 1024  # a 100 MB Office file of pictures unpacks to about its own size
+DEFAULT_MAX_SHEET_CELLS = 200_000  # openpyxl reads ~10k rows a second here: 20 s, then chunking and embedding
+DEFAULT_OCR_MAX_PAGES = 500  # OCR takes ~0.5 s a page: ~4 minutes a file
 IDLE_CLOSE = 30.0  # seconds a long-lived process (the MCP server) keeps the idle index open (why: the store page)
 LOCK_WAIT = 15.0  # seconds a process waits while another one writes the index
 _TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
@@ -238,6 +241,12 @@ SETTINGS = {
         Setting("FILE_TIME_LIMIT", "config", "number", "seconds one file may take to be read and cut; a slower "
                 "one fails with this reason and the sync goes on", DEFAULT_FILE_TIME_LIMIT, field="file_time_limit",
                 lo=1.0, noun="a number of seconds"),
+        Setting("MAX_UNZIPPED_SIZE", "config", "whole", "bytes an Office, OpenDocument or EPUB file (a zip) may "
+                "unpack to; checked before any part is read", DEFAULT_MAX_UNZIPPED_SIZE,
+                field="max_unzipped_size", lo=1, noun="a whole number of bytes"),
+        Setting("MAX_SHEET_CELLS", "config", "whole", "cells read from one workbook or CSV file; the rest are "
+                "left out with a warning", DEFAULT_MAX_SHEET_CELLS, field="max_sheet_cells", lo=1,
+                noun="a whole number"),
         Setting("CHUNK_TOKEN_BUDGET", "config", "whole", f"tokens per chunk, {BUDGET_RANGE[0]}..{BUDGET_RANGE[1]}",
                 DEFAULT_CHUNK_TOKEN_BUDGET, field="chunk_token_budget", lo=BUDGET_RANGE[0], hi=BUDGET_RANGE[1],
                 noun="a whole number"),
@@ -256,6 +265,8 @@ SETTINGS = {
                 shown=f"`{DEFAULT_OCR_LANG}`"),
         Setting("RAG_OCR_MIN_CHARS_PER_PAGE", "config", "whole", "PDF pages with fewer text characters are OCRed; "
                 "0 disables OCR", DEFAULT_OCR_MIN_CHARS, field="ocr_min_chars", lo=0, noun="a whole number"),
+        Setting("RAG_OCR_MAX_PAGES", "config", "whole", "pages OCRed in one PDF; the rest are left out with a "
+                "warning", DEFAULT_OCR_MAX_PAGES, field="ocr_max_pages", lo=1, noun="a whole number"),
         Setting("RAG_INSTRUCTIONS_APPEND", "config", "paragraph", "a paragraph appended to the MCP server "
                 "instructions (total ≤ 2,048 characters)", field="instructions_append"),
         Setting("ALLOW_PRIVATE_URLS", "config", "flag", "1/true/yes/on lets `ingest-url` fetch private and local "

@@ -18,9 +18,10 @@ from .titles import data_title, file_title  # noqa: F401
 from .ocr import ocr_status  # noqa: F401
 
 # %% auto #0
-__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'LIBRARY_LOGGERS', 'MAX_WARNINGS', 'MAX_MAIL_DEPTH',
-           'URL_TYPES', 'scanned_exts', 'formats_help', 'Converted', 'markitdown', 'captured_warnings', 'office_title',
-           'docx_to_markdown', 'sniff', 'convert_file', 'fetched_ext', 'fetched_to_markdown']
+__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'LIBRARY_LOGGERS', 'MAX_WARNINGS', 'MAX_RATIO',
+           'MAX_MAIL_DEPTH', 'URL_TYPES', 'scanned_exts', 'formats_help', 'Converted', 'markitdown',
+           'captured_warnings', 'office_title', 'check_unzipped', 'docx_to_markdown', 'sniff', 'convert_file',
+           'fetched_ext', 'fetched_to_markdown']
 
 # %% ../../nbs/02_convert.ipynb #f97b5a98
 # OpenDocument, legacy Office, RTF, mail and captions: read by their own modules in minirag.formats
@@ -187,9 +188,12 @@ _MAIN_PART = {
 }
 
 
-def _check_container(path: Path, ext: str):
-    "Refuse Office/EPUB files that are not the zip container they claim and notebooks that are not notebook JSON."
-    if ext in (".docx", ".pptx", ".xlsx", ".epub"):
+def _check_container(path: Path, ext: str, cfg: Config):
+    "Refuse Office/EPUB files that are not the zip container they claim, zip bombs, and notebooks that are not JSON."
+    if ext in (".odt", ".ods", ".odp") and zipfile.is_zipfile(path):  # not a zip: its reader says what it is
+        with zipfile.ZipFile(path) as z:
+            check_unzipped(z, path, cfg.max_unzipped_size)
+    elif ext in (".docx", ".pptx", ".xlsx", ".epub"):
         with open(path, "rb") as f:
             head = f.read(8)
         if head == _OLE:
@@ -200,6 +204,7 @@ def _check_container(path: Path, ext: str):
             raise MiniragError(f"{path}: not a valid {ext} file (corrupt, or another format renamed)")
         try:
             with zipfile.ZipFile(path) as z:
+                check_unzipped(z, path, cfg.max_unzipped_size)
                 names = set(z.namelist())
                 if ext == ".epub":
                     ok = "META-INF/container.xml" in names
@@ -207,6 +212,8 @@ def _check_container(path: Path, ext: str):
                     info = z.getinfo("[Content_Types].xml") if "[Content_Types].xml" in names else None
                     types = z.read(info).decode("utf-8", "replace") if info and info.file_size < 4_000_000 else ""
                     ok = any(t in types for t in _MAIN_PART[ext])
+        except MiniragError:
+            raise
         except (zipfile.BadZipFile, OSError, RuntimeError, ValueError, NotImplementedError) as e:
             raise MiniragError(f"{path}: not a valid {ext} file ({_short(e)})") from None
         if not ok:
@@ -234,6 +241,34 @@ def office_title(path: Path) -> str | None:
         return None
     m = re.search(r"<dc:title>(.*?)</dc:title>", xml, re.S)
     return html.unescape(m.group(1)).strip() or None if m else None
+
+# %% ../../nbs/02_convert.ipynb #5a1bc73a
+MAX_RATIO = 200  # unpacked/packed size of one part; text XML packs ~10x, a zip bomb of zeros ~1000x
+
+
+def check_unzipped(
+    z: zipfile.ZipFile,  # the open archive of `path`
+    path: Path,  # named in the message
+    limit: int,  # MAX_UNZIPPED_SIZE: bytes all parts may unpack to
+):
+    "Refuse a zip whose declared sizes unpack past `limit`, or a part that is a bomb or declares less than it holds."
+    total = 0
+    for info in z.infolist():
+        size, packed = info.file_size, info.compress_size
+        if size > MAX_RATIO * packed + 1_000_000:
+            raise MiniragError(
+                f"{path}: {info.filename} unpacks to {size:,} bytes from {packed:,} (a zip bomb); not read"
+            )
+        if packed > size + size // 100 + 1024:
+            raise MiniragError(
+                f"{path}: {info.filename} declares {size:,} unpacked bytes but holds {packed:,} packed "
+                "(a forged zip header); not read"
+            )
+        total += size
+        if total > limit:
+            raise MiniragError(
+                f"{path}: its parts unpack to over {limit:,} bytes; raise MAX_UNZIPPED_SIZE to index it"
+            )
 
 # %% ../../nbs/02_convert.ipynb #d0cx0001
 _LOOKS_MD = re.compile(r"^\s{0,3}(#{1,6}(?=\s|$)|`{3,}|~{3,})")
@@ -298,34 +333,38 @@ def _convert_legacy(path: Path, ext: str, kind: str, cfg: Config, depth: int) ->
         return md, title, "", []
     if kind == "zip":
         if real := opendocument.odf_ext(path):  # LibreOffice's own format saved under Word's name
+            _check_container(path, real, cfg)
             return _convert_office(path, real, cfg, depth)
-        _check_container(path, _MODERN[ext])
+        _check_container(path, _MODERN[ext], cfg)
         return _convert(path, _MODERN[ext], cfg)
     if kind == "text" and ext == ".xls":
         from minirag.formats.sheets import csv_to_markdown
 
-        return csv_to_markdown(path), None, "", []
+        md, warns = csv_to_markdown(path, cfg.max_sheet_cells)
+        return md, None, "", warns
     if kind != "ole":
         raise MiniragError(f"{path}: not a {ext} file (its bytes are {kind}); rename it to its real type")
     title = olesummary.ole_title(path)
     if ext == ".xls":
-        return opendocument.workbook_to_markdown(path, ext), title, "", []
+        md, warns = opendocument.workbook_to_markdown(path, ext, cfg.max_sheet_cells)
+        return md, title, "", warns
     if ext == ".ppt":  # catppt lost the subtitle and the table slide of dedoc's example
         return powerpoint.ppt_to_markdown(path), title, "", []
     return word.doc_to_markdown(path), title, "", []
 
 
-def _convert_odf(path: Path, ext: str) -> tuple[str, str | None]:
-    "(markdown, metadata title) of an .odt, .odp or .ods file."
+def _convert_odf(path: Path, ext: str, cfg: Config) -> tuple[str, str | None, str, list[str]]:
+    "(markdown, metadata title, '', warnings) of an .odt, .odp or .ods file."
     from minirag.formats import opendocument
 
     if ext == ".odt":
-        return opendocument.odt_to_markdown(path)
+        return *opendocument.odt_to_markdown(path), "", []
     if ext == ".odp":
-        return opendocument.odp_to_markdown(path)
+        return *opendocument.odp_to_markdown(path), "", []
     with opendocument.open_odf(path, ext) as z:
         title = opendocument.odf_title(z, path)
-    return opendocument.workbook_to_markdown(path, ext), title
+    md, warns = opendocument.workbook_to_markdown(path, ext, cfg.max_sheet_cells)
+    return md, title, "", warns
 
 
 def _convert_office(path: Path, ext: str, cfg: Config, depth: int = 0) -> tuple[str, str | None, str, list[str]]:
@@ -338,7 +377,7 @@ def _convert_office(path: Path, ext: str, cfg: Config, depth: int = 0) -> tuple[
         if ext in _MODERN:
             return _convert_legacy(path, ext, kind, cfg, depth)
         if ext in ODF_EXTS:
-            return *_convert_odf(path, ext), "", []
+            return _convert_odf(path, ext, cfg)
         if ext == ".rtf":
             if kind != "rtf":
                 raise MiniragError(
@@ -376,7 +415,7 @@ def _attachment(mail_path: Path, name: str, data: bytes, depth: int, cfg: Config
         p.write_bytes(data)
         if ext in TEXT_EXTS and _looks_binary(p):
             raise MiniragError(f"{name}: the bytes are binary, not {ext} text")
-        _check_container(p, ext)
+        _check_container(p, ext, cfg)
         if ext in (".eml", ".msg"):
             md, _, _, _ = _convert_office(p, ext, cfg, depth)
         else:
@@ -397,7 +436,8 @@ def _convert(path: Path, ext: str, cfg: Config) -> tuple[str, str | None, str, l
     if ext == ".csv":
         from minirag.formats.sheets import csv_to_markdown
 
-        return csv_to_markdown(path), None, "", []
+        md, warns = csv_to_markdown(path, cfg.max_sheet_cells)
+        return md, None, "", warns
     if ext in (".html", ".htm"):
         md, title = html_to_markdown(decode_html(path.read_bytes()))
         return md, title, "", []
@@ -409,7 +449,8 @@ def _convert(path: Path, ext: str, cfg: Config) -> tuple[str, str | None, str, l
     if ext == ".xlsx":
         from minirag.formats.sheets import xlsx_to_markdown
 
-        return xlsx_to_markdown(path), office_title(path), "", []
+        md, warns = xlsx_to_markdown(path, cfg.max_sheet_cells)
+        return md, office_title(path), "", warns
     try:
         if ext == ".docx":
             return docx_to_markdown(path), office_title(path), "", []
@@ -450,7 +491,7 @@ def convert_file(path: Path, cfg: Config) -> Converted:
     try:
         if ext in TEXT_EXTS and _looks_binary(path):
             raise MiniragError(f"{path}: the bytes are binary, not {ext} text; rename or remove the file")
-        _check_container(path, ext)
+        _check_container(path, ext, cfg)
     except OSError as e:
         raise MiniragError(f"{path}: cannot read the file ({e.strerror or e})") from None
     with captured_warnings() as caught:

@@ -9,12 +9,13 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from ..config import MiniragError, DEFAULT_OCR_LANG, DEFAULT_OCR_MIN_CHARS, validate_ocr_lang
+from ..config import DEFAULT_OCR_MAX_PAGES
 from ..config import OCR_LANG_IDS  # noqa: F401 -- callers read the ids here too
 from ..tuning import tesseract_env
 
 # %% auto #0
-__all__ = ['IMAGE_EXTS', 'INSTALL_HINT', 'TESSERACT_HINT', 'ocr_available', 'ocr_status', 'rapidocr_model_files', 'OcrText',
-           'ocr_pdf', 'ocr_image']
+__all__ = ['IMAGE_EXTS', 'INSTALL_HINT', 'TESSERACT_HINT', 'MAX_OCR_PIXELS', 'ocr_available', 'ocr_status',
+           'rapidocr_model_files', 'OcrText', 'render_page', 'ocr_pdf', 'ocr_image']
 
 # %% ../../nbs/09_ocr.ipynb #46c4e824
 IMAGE_EXTS = (".png", ".jpg", ".jpeg", ".tiff", ".tif", ".bmp", ".webp")
@@ -266,6 +267,23 @@ def _pages_text(texts: list[tuple[int, str]], single_page: bool) -> str:
         return "\n\n".join(t for _, t in texts)
     return "\n\n".join(f"## Page {n}\n\n{t}" for n, t in texts if t)
 
+# %% ../../nbs/09_ocr.ipynb #21cc5aa1
+MAX_OCR_PIXELS = 25_000_000  # one rendered page: 25 MB of grey; A2 at 200 dpi is 15.5 million pixels
+
+
+def render_page(
+    page,  # a pypdfium2 page
+    dpi: int,  # the engine's resolution
+    name: str,  # the page as a message names it
+):
+    "(greyscale PIL image, dpi used) of `page`: at `dpi`, or lower so the image stays under MAX_OCR_PIXELS."
+    w, h = page.get_size()  # points, 72 to the inch
+    dpi = min(dpi, int(72 * (MAX_OCR_PIXELS / max(w * h, 1)) ** 0.5))
+    try:
+        return page.render(scale=dpi / 72, grayscale=True).to_pil(), dpi
+    except Exception as e:
+        raise MiniragError(f"cannot render {name} for OCR: {e}") from None
+
 # %% ../../nbs/09_ocr.ipynb #8d2693ab
 def _pdfium():
     try:
@@ -289,8 +307,9 @@ def ocr_pdf(
     min_chars: int = DEFAULT_OCR_MIN_CHARS,  # RAG_OCR_MIN_CHARS_PER_PAGE: fewer text chars are OCRed; 0 disables
     lang: str | None = None,  # RAG_OCR_LANG; None = the default (auto)
     cache_dir: Path | None = None,  # CACHE_DIR, for downloaded models
+    max_pages: int = DEFAULT_OCR_MAX_PAGES,  # RAG_OCR_MAX_PAGES: the first pages needing OCR that are read
 ) -> OcrText:
-    "Recognised text of the pages of `path` that lack a text layer; `text` is '' when no page needed OCR."
+    "Recognised text of the pages of `path` that lack a text layer (the first `max_pages`); '' when none needed OCR."
     if min_chars < 0:
         raise MiniragError(f"RAG_OCR_MIN_CHARS_PER_PAGE must be ≥ 0 (0 disables OCR), got {min_chars}")
     if min_chars == 0:
@@ -301,17 +320,14 @@ def ocr_pdf(
     except Exception as e:
         raise MiniragError(f"cannot open PDF {path.name} for OCR: {e}") from None
     try:
-        todo = [i for i in range(len(pdf)) if _text_chars(pdf[i]) < min_chars]
+        todo = [i for i in range(len(pdf)) if _text_chars(pdf[i]) < min_chars][:max_pages]
         if not todo:
             return OcrText("", "", [])
         engine = _engine_for(lang)
         texts = []
         for i in todo:
-            try:
-                img = pdf[i].render(scale=_dpi(engine) / 72, grayscale=True).to_pil()
-            except Exception as e:
-                raise MiniragError(f"cannot render page {i + 1} of {path.name} for OCR: {e}") from None
-            texts.append((i + 1, _recognise(img, engine, cache_dir, _dpi(engine))))
+            img, dpi = render_page(pdf[i], _dpi(engine), f"page {i + 1} of {path.name}")
+            texts.append((i + 1, _recognise(img, engine, cache_dir, dpi)))
         single = len(pdf) == 1
     finally:
         pdf.close()

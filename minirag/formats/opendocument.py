@@ -7,8 +7,8 @@ from __future__ import annotations
 import re, zipfile
 from pathlib import Path
 from xml.etree import ElementTree as ET
-from ..config import MiniragError
-from .sheets import cell_text, markdown_table
+from ..config import DEFAULT_MAX_SHEET_CELLS, MiniragError
+from .sheets import CellBudget, cell_text, markdown_table
 
 # %% auto #0
 __all__ = ['MAX_PART', 'MAX_RATIO', 'NS', 'ODF_EXTS', 'odf_part', 'open_odf', 'odf_title', 'odt_to_markdown', 'odp_to_markdown',
@@ -312,8 +312,12 @@ def _cell(v) -> str:
     return cell_text(v)
 
 
-def workbook_to_markdown(path: Path, ext: str) -> str:
-    "One `## Sheet` heading and table per sheet of an .xls, .xlsb or .ods workbook, read by calamine."
+def workbook_to_markdown(
+    path: Path,
+    ext: str,
+    max_cells: int = DEFAULT_MAX_SHEET_CELLS,  # MAX_SHEET_CELLS
+) -> tuple[str, list[str]]:
+    "One `## Sheet` heading and table per sheet of an .xls, .xlsb or .ods workbook, read by calamine; warnings."
     from python_calamine import CalamineWorkbook, PasswordError
 
     try:
@@ -324,13 +328,13 @@ def workbook_to_markdown(path: Path, ext: str) -> str:
         ) from None
     except Exception as e:
         if ext == ".ods":
-            return ods_tables(path)
+            return ods_tables(path), []  # its content.xml was bounded by open_odf
         raise MiniragError(f"{path}: could not read the {ext} workbook ({type(e).__name__}: {str(e)[:160]})") from None
-    out = []
+    out, budget = [], CellBudget(max_cells)
     try:
         for name in wb.sheet_names:
             try:
-                rows = [[_cell(v) for v in r] for r in wb.get_sheet_by_name(name).iter_rows()]
+                rows = [[_cell(v) for v in r] for r in budget.rows(name, wb.get_sheet_by_name(name).iter_rows())]
             except Exception as e:
                 raise MiniragError(
                     f"{path}: sheet {name!r} could not be read ({type(e).__name__}: {str(e)[:160]})"
@@ -339,7 +343,7 @@ def workbook_to_markdown(path: Path, ext: str) -> str:
                 out.append(f"## {name}\n\n{table}")
     finally:
         wb.close()
-    return "\n\n".join(out)
+    return "\n\n".join(out), budget.warnings()
 
 
 def ods_tables(path: Path) -> str:

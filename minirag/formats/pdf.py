@@ -137,30 +137,33 @@ def _page_list(pages: list[int]) -> str:
     return ", ".join(map(str, pages[:10])) + (f" and {len(pages) - 10} more" if len(pages) > 10 else "")
 
 
-def _ocr_pages(path: Path, todo: list[int], n_pages: int, cfg) -> tuple[str, str]:
-    "OCR text (`## Page N` sections) and engine id for 0-based page indices `todo`."
+def _ocr_pages(path: Path, todo: list[int], n_pages: int, cfg) -> tuple[str, str, list[str]]:
+    "OCR text (`## Page N` sections), engine id and warnings for 0-based page indices `todo`."
     from minirag.formats import ocr
     import pypdfium2 as pdfium
 
     engine = ocr._engine_for(cfg.ocr_lang)
-    texts = []
+    texts, coarse = [], []
     with PDFIUM_LOCK:
         pdf = pdfium.PdfDocument(str(path))
         try:
             for i in todo:
-                try:
-                    img = pdf[i].render(scale=ocr._dpi(engine) / 72, grayscale=True).to_pil()
-                except Exception as e:
-                    raise MiniragError(f"cannot render page {i + 1} for OCR: {e}") from None
-                texts.append((i + 1, ocr._recognise(img, engine, cfg.cache_dir, ocr._dpi(engine))))
+                img, dpi = ocr.render_page(pdf[i], ocr._dpi(engine), f"page {i + 1}")
+                if dpi < ocr._dpi(engine):
+                    coarse.append(i + 1)
+                texts.append((i + 1, ocr._recognise(img, engine, cfg.cache_dir, dpi)))
         finally:
             pdf.close()
-    return ocr._pages_text(texts, n_pages == 1), engine
+    warns = [
+        f"pages {_page_list(coarse)} are too large to render at {ocr._dpi(engine)} dpi; OCRed at a lower resolution "
+        f"({ocr.MAX_OCR_PIXELS:,} pixels a page)"
+    ]
+    return ocr._pages_text(texts, n_pages == 1), engine, warns if coarse else []
 
 
 def pdf_to_markdown(
     path: Path,  # a local PDF
-    cfg,  # a `Config`: reads ocr_min_chars, ocr_lang, cache_dir
+    cfg,  # a `Config`: reads ocr_min_chars, ocr_max_pages, ocr_lang, cache_dir
 ) -> PdfText:
     "The PDF's text layer page by page, OCR for pages without usable text, and its metadata title."
     from minirag.formats import ocr
@@ -176,8 +179,15 @@ def pdf_to_markdown(
     todo = [i for i in range(len(pages)) if not good[i]]
     warnings, engine = [], ""
     if todo and ocr.ocr_available() and cfg.ocr_min_chars > 0:
+        todo, over = todo[: cfg.ocr_max_pages], [i + 1 for i in todo[cfg.ocr_max_pages :]]
+        if over:
+            warnings.append(
+                f"pages {_page_list(over)} were not OCRed: over RAG_OCR_MAX_PAGES ({cfg.ocr_max_pages}); "
+                "raise it to read them"
+            )
         try:
-            text, engine = _ocr_pages(path, todo, len(pages), cfg)
+            text, engine, coarse = _ocr_pages(path, todo, len(pages), cfg)
+            warnings += coarse
         except MiniragError as e:
             # pages with a text layer are never lost because a few others could not be recognised
             if not re.search(r"\w", body + "".join(short.values())):
@@ -190,6 +200,11 @@ def pdf_to_markdown(
             body = (body.rstrip() + "\n\n" + text.strip()).strip()
         else:
             engine = ""
+        if over and not re.search(r"\w", body):
+            raise MiniragError(
+                f"{path}: no text in the first {len(todo)} pages OCRed, and {len(over):,} more pages were not OCRed "
+                f"(RAG_OCR_MAX_PAGES={cfg.ocr_max_pages}); raise RAG_OCR_MAX_PAGES to read them"
+            )
     else:
         if short:
             body = "\n\n".join(c for i, t in enumerate(pages) if (c := _clean_page(t)) and (good[i] or i in short))

@@ -6,11 +6,11 @@
 from __future__ import annotations
 import csv, datetime as dt, io
 from pathlib import Path
-from ..config import MiniragError
+from ..config import DEFAULT_MAX_SHEET_CELLS, MiniragError
 from .text import read_text_file
 
 # %% auto #0
-__all__ = ['cell_text', 'markdown_table', 'xlsx_to_markdown', 'csv_to_markdown']
+__all__ = ['cell_text', 'markdown_table', 'CellBudget', 'xlsx_to_markdown', 'csv_to_markdown']
 
 # %% ../../nbs/02c_sheets.ipynb #955445de
 def cell_text(v) -> str:
@@ -41,24 +41,54 @@ def markdown_table(rows) -> str:
     line = lambda r: "| " + " | ".join(r) + " |"
     return "\n".join([line(rows[0]), "| " + " | ".join("---" for _ in keep) + " |", *map(line, rows[1:])])
 
-# %% ../../nbs/02c_sheets.ipynb #b94b0726
-def xlsx_to_markdown(path: Path) -> str:
-    "One `## Sheet` heading and table per sheet that holds values (cached formula results, not formulas)."
-    from openpyxl import load_workbook
+# %% ../../nbs/02c_sheets.ipynb #b345baa1
+class CellBudget:
+    "The cells still to read from one workbook (MAX_SHEET_CELLS), and the sheets that were cut or left out."
 
+    def __init__(self, limit: int):
+        self.limit, self.left, self.cut = limit, limit, []
+
+    def rows(self, sheet: str, rows):
+        "The rows of `sheet` while the budget lasts; a sheet cut short is remembered."
+        for r in rows:
+            n = max(len(r), 1)
+            if n > self.left:
+                self.cut.append(sheet)
+                return
+            self.left -= n
+            yield r
+
+    def warnings(self) -> list[str]:
+        "One warning naming the sheets cut, or none."
+        if not self.cut:
+            return []
+        names = ", ".join(map(repr, self.cut[:5])) + (f" and {len(self.cut) - 5} more" if len(self.cut) > 5 else "")
+        return [
+            f"only the first {self.limit:,} cells were indexed (MAX_SHEET_CELLS); the rest of {names} was left out; "
+            "raise MAX_SHEET_CELLS to index it"
+        ]
+
+# %% ../../nbs/02c_sheets.ipynb #b94b0726
+def xlsx_to_markdown(
+    path: Path,
+    max_cells: int = DEFAULT_MAX_SHEET_CELLS,  # MAX_SHEET_CELLS
+) -> tuple[str, list[str]]:
+    "One `## Sheet` heading and table per sheet that holds values (cached formula results, not formulas); warnings."
+    from openpyxl import load_workbook
+    from openpyxl.worksheet._read_only import ReadOnlyWorksheet
+
+    # openpyxl sizes a sheet from its <dimension>; without one it parses the whole sheet first (300k rows: 27 s).
+    # A declared size is not trusted either (A1:XFD1048576 would become a million empty rows): rows are read as found.
+    ReadOnlyWorksheet._get_size = lambda ws: None
     try:
         wb = load_workbook(path, read_only=True, data_only=True)
     except Exception as e:
         raise MiniragError(f"{path}: could not read the workbook ({type(e).__name__}: {str(e)[:160]})") from None
-    out = []
+    out, budget = [], CellBudget(max_cells)
     try:
         for ws in wb.worksheets:
-            try:
-                ws.reset_dimensions()  # a declared range of A1:XFD1048576 must not become a million empty rows
-            except AttributeError:
-                pass
             rows = []
-            for r in ws.iter_rows(values_only=True):
+            for r in budget.rows(ws.title, ws.iter_rows(values_only=True)):
                 cells = [cell_text(v) for v in r]
                 while cells and not cells[-1]:
                     cells.pop()
@@ -68,20 +98,23 @@ def xlsx_to_markdown(path: Path) -> str:
                 out.append(f"## {ws.title}\n\n{table}")
     finally:
         wb.close()
-    return "\n\n".join(out)
+    return "\n\n".join(out), budget.warnings()
 
 
-def csv_to_markdown(path: Path) -> str:
-    "A CSV file (any encoding `read_text_file` accepts; delimiter sniffed) as one Markdown table."
+def csv_to_markdown(
+    path: Path,
+    max_cells: int = DEFAULT_MAX_SHEET_CELLS,  # MAX_SHEET_CELLS
+) -> tuple[str, list[str]]:
+    "A CSV file (any encoding `read_text_file` accepts; delimiter sniffed) as one Markdown table; warnings."
     text, _ = read_text_file(path, separators=",;\t|")  # a wide numeric row has no spaces, yet is not junk
     sample = text[:20_000]
     try:
         dialect = csv.Sniffer().sniff(sample, delimiters=",;\t|")
     except csv.Error:
         dialect = csv.excel
-    rows = []
+    rows, budget = [], CellBudget(max_cells)
     try:
-        for r in csv.reader(io.StringIO(text, newline=""), dialect):
+        for r in budget.rows(path.name, csv.reader(io.StringIO(text, newline=""), dialect)):
             cells = [cell_text(c) for c in r]
             while cells and not cells[-1]:
                 cells.pop()
@@ -89,4 +122,4 @@ def csv_to_markdown(path: Path) -> str:
                 rows.append(cells)
     except csv.Error as e:
         raise MiniragError(f"{path}: not a readable CSV file ({e})") from None
-    return markdown_table(rows)
+    return markdown_table(rows), budget.warnings()
