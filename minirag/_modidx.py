@@ -1117,6 +1117,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                   'minirag.urlguard.Fetched': ('urlguard.html#fetched', 'minirag/urlguard.py'),
                                   'minirag.urlguard.Fetched.__repr__': ('urlguard.html#fetched.__repr__', 'minirag/urlguard.py'),
                                   'minirag.urlguard.UrlRefused': ('urlguard.html#urlrefused', 'minirag/urlguard.py'),
+                                  'minirag.urlguard._Pace': ('urlguard.html#_pace', 'minirag/urlguard.py'),
+                                  'minirag.urlguard._Pace.check': ('urlguard.html#_pace.check', 'minirag/urlguard.py'),
                                   'minirag.urlguard._PinnedHTTP': ('urlguard.html#_pinnedhttp', 'minirag/urlguard.py'),
                                   'minirag.urlguard._PinnedHTTP.__init__': ('urlguard.html#_pinnedhttp.__init__', 'minirag/urlguard.py'),
                                   'minirag.urlguard._PinnedHTTP.connect': ('urlguard.html#_pinnedhttp.connect', 'minirag/urlguard.py'),

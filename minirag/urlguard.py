@@ -4,8 +4,8 @@
 
 # %% ../nbs/08a_urlguard.ipynb #6d7bb480
 from __future__ import annotations
-import functools, io, ipaddress, os, re, socket, ssl, http.client
-from dataclasses import dataclass
+import functools, io, ipaddress, os, re, socket, ssl, http.client, time
+from dataclasses import dataclass, field
 from email.message import Message
 from typing import Callable
 from urllib.parse import quote, urljoin, urlsplit, unquote
@@ -13,7 +13,8 @@ from . import __version__
 from .config import MiniragError, DEFAULT_MAX_FILE_SIZE
 
 # %% auto #0
-__all__ = ['Resolver', 'UrlRefused', 'FetchError', 'check_url', 'Fetched', 'fetch_url', 'url_to_markdown']
+__all__ = ['Resolver', 'FETCH_DEADLINE', 'MIN_RATE', 'RATE_GRACE', 'UrlRefused', 'FetchError', 'check_url', 'Fetched',
+           'fetch_url', 'url_to_markdown']
 
 # %% ../nbs/08a_urlguard.ipynb #775374a8
 class UrlRefused(MiniragError):
@@ -271,8 +272,34 @@ def _header_params(headers) -> tuple:
     return ctype, msg.get_content_charset(), msg.get_filename()
 
 
-def _read_body(resp, t: _Target, max_bytes: int) -> bytes:
-    "The response body, stopping with FetchError as soon as it exceeds `max_bytes`."
+FETCH_DEADLINE = 120.0  # seconds a whole fetch may take, redirects included
+MIN_RATE, RATE_GRACE = 1024, 5.0  # bytes a second a body must average, once it has had this many seconds
+
+
+@dataclass
+class _Pace:
+    "The clock of one fetch: a total deadline, and the slowest body worth waiting for."
+
+    deadline: float = FETCH_DEADLINE
+    start: float = field(default_factory=time.monotonic)
+
+    def check(self, t: _Target, n: int, since: float):
+        "Refuse a fetch past its deadline, or a body that came slower than MIN_RATE since `since`."
+        now = time.monotonic()
+        if now - self.start > self.deadline:
+            raise FetchError(
+                f"fetching {t.url!r} took longer than {self.deadline:g} s in all; "
+                "try again later or fetch a smaller page"
+            )
+        if now - since > RATE_GRACE and n / (now - since) < MIN_RATE:
+            raise FetchError(
+                f"'{t.host}' sends its response slower than {MIN_RATE:,} bytes a second; "
+                "not waited for (a slow or stalled server)"
+            )
+
+
+def _read_body(resp, t: _Target, max_bytes: int, pace: _Pace | None = None) -> bytes:
+    "The response body, stopping with FetchError as soon as it exceeds `max_bytes` or comes too slowly."
 
     def too_big():
         return FetchError(
@@ -283,18 +310,20 @@ def _read_body(resp, t: _Target, max_bytes: int) -> bytes:
     declared = resp.getheader("Content-Length")
     if declared and declared.strip().isdigit() and int(declared) > max_bytes:
         raise too_big()
-    buf, n = [], 0
-    while chunk := resp.read(min(65536, max_bytes + 1 - n)):
+    buf, n, pace, since = [], 0, pace or _Pace(), time.monotonic()
+    # read1: whatever has arrived, so a body dripped a byte at a time is timed between bytes, not after 64 KB
+    while chunk := resp.read1(min(65536, max_bytes + 1 - n)):
         buf.append(chunk)
         n += len(chunk)
         if n > max_bytes:
             raise too_big()
+        pace.check(t, n, since)
     if declared and declared.strip().isdigit() and n < int(declared):  # http.client does not flag a short body
         raise FetchError(f"the response from '{t.host}' was cut short ({n:,} of {int(declared):,} bytes); try again")
     return b"".join(buf)
 
 
-def _get(t: _Target, timeout: float, max_bytes: int, ssl_context) -> tuple:
+def _get(t: _Target, timeout: float, max_bytes: int, ssl_context, pace: _Pace | None = None) -> tuple:
     "Status, headers and body (None for redirects) of one GET on a pinned connection."
     cls = _PinnedHTTPS if t.scheme == "https" else _PinnedHTTP
     err = None
@@ -318,7 +347,8 @@ def _get(t: _Target, timeout: float, max_bytes: int, ssl_context) -> tuple:
             resp = conn.getresponse()
             if resp.status in _REDIRECTS and resp.getheader("Location"):
                 return resp.status, resp.headers, None
-            return resp.status, resp.headers, (_read_body(resp, t, max_bytes) if 200 <= resp.status < 300 else b"")
+            body = _read_body(resp, t, max_bytes, pace) if 200 <= resp.status < 300 else b""
+            return resp.status, resp.headers, body
         except (TimeoutError, ssl.SSLError, http.client.HTTPException, MiniragError):
             raise
         except OSError as e:
@@ -338,13 +368,14 @@ def fetch_url(
     max_redirects: int = 5,  # redirects followed; one more is an error
     resolver: Resolver | None = None,  # host -> IP strings; default: the system resolver
     ssl_context: ssl.SSLContext | None = None,  # default: system CAs, host name checked
+    deadline: float = FETCH_DEADLINE,  # seconds for the whole fetch, redirects included
 ) -> Fetched:
     "GET `url`, checking every redirect hop and connecting only to addresses that passed the check."
-    current, hops = url, 0
+    current, hops, pace = url, 0, _Pace(deadline)
     while True:
         t = _vet(current, allow_private, resolver)
         try:
-            status, headers, body = _get(t, timeout, max_bytes, ssl_context)
+            status, headers, body = _get(t, timeout, max_bytes, ssl_context, pace)
         except TimeoutError:
             raise FetchError(
                 f"fetching {t.url!r} timed out after {timeout:g} s; try again or check the server"
