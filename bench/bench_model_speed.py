@@ -55,7 +55,10 @@ def twelve_layer_model(six: Path, dest: Path) -> Path:
     m = onnx.load(six / "model.onnx")
     g = m.graph
     made = {o for n in g.node for o in n.output}
-    first, out = "layer_norm", g.output[0].name  # the embeddings' LayerNorm output feeds layer 0; the last layer's is out
+    first, out = (
+        "layer_norm",
+        g.output[0].name,
+    )  # the embeddings' LayerNorm output feeds layer 0; the last layer's is out
     if first not in made:
         raise SystemExit(f"{six / 'model.onnx'} has no tensor {first!r}: not the packaged all-MiniLM-L6-v2 graph")
     downstream, layers = {first}, []
