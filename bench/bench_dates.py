@@ -29,7 +29,8 @@ def date_sources(db_dir: Path):
     con.execute("ALTER TABLE sources ADD COLUMN IF NOT EXISTS doc_date DATE")
     con.execute("ALTER TABLE sources ADD COLUMN IF NOT EXISTS date_source VARCHAR")
     con.execute(
-        f"UPDATE sources SET doc_date = DATE '2020-01-01' + ((hash(source) % {SPAN_DAYS})::INTEGER), date_source = 'name'"
+        f"UPDATE sources SET doc_date = DATE '2020-01-01' + ((hash(source) % {SPAN_DAYS})::INTEGER), "
+        "date_source = 'name'"
     )
     con.execute("UPDATE meta SET value = (value::BIGINT + 1)::VARCHAR WHERE key = 'generation'")
     con.execute("CHECKPOINT")

@@ -17,9 +17,10 @@ Each output is compared with an independent reference extractor: `pdftotext` (po
 for HTML/DOCX/EPUB, openpyxl cell values for XLSX, python-pptx text frames for PPTX, the `csv` module for CSV, the
 notebook JSON for ipynb, the raw text for .txt/.md; for the office formats pandoc (ODT, RTF), every text node of
 content.xml (ODS, ODP), xlrd's typed cell values (XLS; see `xls_reference`) and LibreOffice's text export (DOC, where
-minirag runs antiword; catdoc where LibreOffice is missing), the standard library's first text part (EML), olefile's MAPI property streams (MSG), LibreOffice's PDF of
-the slides through pdftotext (PPT) and the cue lines, each word once (VTT). Generated cp1251 files (RTF, RTF saved
-as .doc, an HTML table saved as .xls) have their Cyrillic text as the reference.
+minirag runs antiword; catdoc where LibreOffice is missing), the standard library's first text part (EML), olefile's
+MAPI property streams (MSG), LibreOffice's PDF of the slides through pdftotext (PPT) and the cue lines, each word once
+(VTT). Generated cp1251 files (RTF, RTF saved as .doc, an HTML table saved as .xls) have their Cyrillic text as the
+reference.
 catdoc prints a Word field's instruction with its result (` HYPERLINK \\l "_Toc489271368" \\h `, `DDEAUTO c:\\...`)
 where Word, LibreOffice and antiword show the result only; against catdoc a .doc with fields scores below 1 without
 losing any text, which is why LibreOffice comes first.

@@ -1,4 +1,5 @@
-"""What a 12-layer model costs against the packaged 6-layer one: ingest (chunks/s at the chunk budget) and query latency.
+"""What a 12-layer model costs against the packaged 6-layer one: ingest (chunks/s at the chunk budget) and query
+latency.
 
     pip install onnx   # builds the 12-layer file once
     python bench/bench_model_speed.py [--stand-in /tmp/e5venv/bin/python] [--chunks 256] [--queries 40] [--rounds 3]

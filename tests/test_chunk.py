@@ -154,7 +154,10 @@ def test_breadcrumb_elided_and_capped():
 
 
 def test_breadcrumb_keeps_outermost_and_innermost():
-    md = "# 1 General\n\n## 2 Middle heading with many words in it\n\n### 3 Another long middle heading here\n\n#### 3.4 Approval\n\n##### 3.4.2 Approval\n\nText.\n\n# Other\n\nx\n"
+    md = (
+        "# 1 General\n\n## 2 Middle heading with many words in it\n\n### 3 Another long middle heading here\n\n"
+        "#### 3.4 Approval\n\n##### 3.4.2 Approval\n\nText.\n\n# Other\n\nx\n"
+    )
     doc = chunk_markdown(md, count, 48)
     crumb = doc.chunks[0].text[: doc.chunks[0].prefix_len].rstrip()
     assert crumb.startswith("1 General > … > ") and crumb.endswith("3.4.2 Approval")

@@ -1,4 +1,5 @@
-"The reference contract from outside (issue 12 items 5-8, 10-11; issue 13 item 5): a real `minirag-mcp` over stdio, the CLI, the packaged model."
+"""The reference contract from outside (issue 12 items 5-8, 10-11; issue 13 item 5): a real `minirag-mcp` over stdio,
+the CLI, the packaged model."""
 
 import http.server, json, os, pty, select, signal, subprocess, sys, threading, time
 from importlib.metadata import version
@@ -83,7 +84,8 @@ def test_status_carries_the_reference_names(root, model_dir):
 
 
 def test_scheme_warning_and_outdated_scheme_are_not_stale(root, model_dir):
-    "Chunks cut by an older scheme: staleChunkCount + schemeWarning, state outdatedScheme; a file changed on disk: state stale."
+    """Chunks cut by an older scheme: staleChunkCount + schemeWarning, state outdatedScheme; a file changed on disk:
+    state stale."""
     a, b = (
         write(root, "a.md", "# Apples\n\nApples are red.\n"),
         write(root, "b.md", "# Bananas\n\nBananas are yellow.\n"),
@@ -227,7 +229,10 @@ def test_model_change_refusal_names_both_models_and_dimensions(root, model_dir):
 
 class _Page(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        body = b"<html><head><title>Pump manual</title></head><body><p>The PX-77 pump needs oil every 200 hours.</p></body></html>"
+        body = (
+            b"<html><head><title>Pump manual</title></head>"
+            b"<body><p>The PX-77 pump needs oil every 200 hours.</p></body></html>"
+        )
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))

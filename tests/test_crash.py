@@ -1,4 +1,5 @@
-"R-Y9: a CLI sync killed with SIGKILL at named stages (MINIRAG_TEST_PAUSE_AT) leaves an index that opens, answers, lost nothing complete, and heals."
+"""R-Y9: a CLI sync killed with SIGKILL at named stages (MINIRAG_TEST_PAUSE_AT) leaves an index that opens, answers,
+lost nothing complete, and heals."""
 
 import os, signal, subprocess, sys
 from pathlib import Path
@@ -30,8 +31,10 @@ def tree(top: Path, skip: Path) -> dict:
 def consistent(ix) -> dict:
     "Per-source chunk counts agree with the chunks table; no orphan chunks or postings."
     with ix.store.session() as con:
-        bad = con.execute("""SELECT s.source FROM sources s LEFT JOIN (SELECT source, count(*) n FROM chunks GROUP BY source) c
-                             USING (source) WHERE coalesce(c.n, 0) <> s.chunk_count""").fetchall()
+        bad = con.execute(
+            """SELECT s.source FROM sources s LEFT JOIN (SELECT source, count(*) n FROM chunks GROUP BY source) c
+               USING (source) WHERE coalesce(c.n, 0) <> s.chunk_count"""
+        ).fetchall()
         orphans = con.execute(
             "SELECT count(*) FROM chunks WHERE source NOT IN (SELECT source FROM sources)"
         ).fetchone()[0]

@@ -1,4 +1,6 @@
-"Document dates end to end: found on ingest in both languages (header, file name, file time), shown and filtered by the installed CLI and a real MCP server, applied before the top-k cut, refused when malformed, and given by a sync to an index written before dates."
+"""Document dates end to end: found on ingest in both languages (header, file name, file time), shown and filtered by
+the installed CLI and a real MCP server, applied before the top-k cut, refused when malformed, and given by a sync to an
+index written before dates."""
 
 import json, os, subprocess, sys, time
 from pathlib import Path
@@ -42,7 +44,8 @@ DOCS = {
     # a body's dates are not the document's: a long first line is prose, and a later date is cited
     "en/cover.md": (
         "As agreed in the contract signed on 1 March 2024 and amended on 5 May 2025, we now deliver the second part "
-        "of the zebra work described in the annex, with the same terms, the same prices and the same people as before.\n\n"
+        "of the zebra work described in the annex, with the same terms, the same prices "
+        "and the same people as before.\n\n"
         "Yours, Anna\n",
         "2021-06-01",
         "file",

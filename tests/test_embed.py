@@ -1,4 +1,5 @@
-"""A local model runs on ONNX Runtime directly (`embed.OnnxModel`), not through fastembed: the vectors must stay fastembed's.
+"""A local model runs on ONNX Runtime directly (`embed.OnnxModel`), not through fastembed: the vectors must stay
+fastembed's.
 
 An index built before the change holds fastembed's vectors, and a query embedded the new way is compared against them;
 any drift in the tokenizer set-up (truncation, special tokens, padding) or the pooling would shift every distance.
@@ -74,7 +75,8 @@ def test_local_model_vectors_are_fastembeds_bit_for_bit(model_dir):
 
 
 def test_a_query_with_a_local_model_never_imports_fastembed(root, model_dir, tmp_path):
-    "fastembed's import (hub client, image modules) cost 0.2–0.3 s of every one-shot command; portalocker's 30 ms (POSIX locks are flock, taken directly)."
+    """fastembed's import (hub client, image modules) cost 0.2–0.3 s of every one-shot command; portalocker's 30 ms
+    (POSIX locks are flock, taken directly)."""
     write(root, "refunds.md", "# Refunds\n\nAn overpayment is refunded within 10 days.\n")
     env = {k: os.environ[k] for k in ("PATH", "HOME") if k in os.environ}
     env.update(
@@ -82,7 +84,8 @@ def test_a_query_with_a_local_model_never_imports_fastembed(root, model_dir, tmp
     )
     code = (
         "import sys; from minirag.cli import run; c = run(sys.argv[1:]); "
-        "print(json.dumps(sorted(m for m in ('fastembed', 'huggingface_hub', 'loguru', 'portalocker') if m in sys.modules)), file=sys.stderr); sys.exit(c)"
+        "print(json.dumps(sorted(m for m in ('fastembed', 'huggingface_hub', 'loguru', 'portalocker') "
+        "if m in sys.modules)), file=sys.stderr); sys.exit(c)"
     )
     for args in (["sync", "--json"], ["query", "overpayment refund", "--top-k", "1", "--json"]):
         p = subprocess.run(
@@ -94,8 +97,9 @@ def test_a_query_with_a_local_model_never_imports_fastembed(root, model_dir, tmp
 
 
 def test_a_query_that_ends_before_the_model_has_loaded_exits_cleanly(root, model_dir, tmp_path):
-    """The CLI starts loading the model in a thread; a query on an empty index ends first. ONNX Runtime aborted the process
-    (exit -6, 'terminate called without an active exception') when the interpreter was torn down under a session being built."""
+    """The CLI starts loading the model in a thread; a query on an empty index ends first. ONNX Runtime aborted the
+    process (exit -6, 'terminate called without an active exception') when the interpreter was torn down under a session
+    being built."""
     env = {k: os.environ[k] for k in ("PATH", "HOME") if k in os.environ}
     env.update(
         BASE_DIR=str(root),

@@ -192,7 +192,8 @@ def test_man_page_split_for_the_held_out_sets():
     from build_eval_sets import split_page
 
     page = (
-        "LS(1)   General Commands Manual   LS(1)\n\nBEZEICHNUNG\n       ls - den Inhalt von Verzeichnissen auflisten\n\n"
+        "LS(1)   General Commands Manual   LS(1)\n\n"
+        "BEZEICHNUNG\n       ls - den Inhalt von Verzeichnissen auflisten\n\n"
         "ÜBERSICHT\n       ls [OPTION]... [DATEI]...\n\nBESCHREIBUNG\n       "
         + "Auflisten von Informationen über die DATEIen. " * 8
         + "\n\nGNU coreutils 9.1   2022   LS(1)"

@@ -1,7 +1,7 @@
 """The first query of a fresh process (issue 18): `AttributeError: 'userbase'`.
 
-Python 3.11's `sysconfig.get_config_vars()` builds its dict lazily and not thread-safely: between `_CONFIG_VARS = {}` and
-`_CONFIG_VARS['userbase'] = ...` it imports `_sysconfigdata…`, and another thread formatting `{userbase}` (importing
+Python 3.11's `sysconfig.get_config_vars()` builds its dict lazily and not thread-safely: between `_CONFIG_VARS = {}`
+and `_CONFIG_VARS['userbase'] = ...` it imports `_sysconfigdata…`, and another thread formatting `{userbase}` (importing
 `loguru`, fastembed's logger, does 35 `sysconfig.get_paths()`) fails. A fresh one-shot query used to load the model in
 its embedding thread while the main thread imported pandas (DuckDB's `register`), which fills that dict. On an idle
 machine the window is a few milliseconds; these tests widen it deterministically by making the dict's initialisation
@@ -68,7 +68,8 @@ import json, sys, threading
 seen = []
 class _Recorder:
     def find_spec(self, name, path=None, target=None):
-        if threading.current_thread() is not threading.main_thread(): seen.append([threading.current_thread().name, name])
+        if threading.current_thread() is not threading.main_thread():
+            seen.append([threading.current_thread().name, name])
         return None   # only watching: the usual finders do the import
 sys.meta_path.insert(0, _Recorder())
 from minirag.cli import run

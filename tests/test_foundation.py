@@ -9,9 +9,13 @@ from minirag.config import MiniragError
 from minirag.wire import to_wire  # the typed results as the MCP tools return them
 
 DOCS = {
-    "network.md": "# Network errors\n\n## Refused\n\nThe browser shows a refused connection when nothing listens on the port.\n\n"
-    "## Timeouts\n\nA timeout means the host did not answer in time.\n",
-    "errors-catalog.md": "# Error catalog\n\nERR_CONNECTION_REFUSED is raised by the proxy module when the upstream closes the socket.\n",
+    "network.md": (
+        "# Network errors\n\n## Refused\n\nThe browser shows a refused connection when nothing listens on the port.\n\n"
+        "## Timeouts\n\nA timeout means the host did not answer in time.\n"
+    ),
+    "errors-catalog.md": (
+        "# Error catalog\n\nERR_CONNECTION_REFUSED is raised by the proxy module when the upstream closes the socket.\n"
+    ),
     "import.md": "# Import tool\n\nWhen the header row is empty the importer stops with E-1042 and writes nothing.\n",
     "release.md": "# Releases\n\nVersion v2.3.1 fixes the importer. Call my_func_name to migrate settings.\n",
     "bread.md": "# Baking bread\n\nKnead the dough for ten minutes and let it rise for an hour in a warm place.\n",

@@ -1,5 +1,5 @@
-"""Index integrity from outside (issue 12 items 1, 3, 4, 9; issue 13 item 2; issue 14 item 8): the installed `minirag-mcp`
-CLI and MCP server as subprocesses, the real packaged model, real files and a real DuckDB index file.
+"""Index integrity from outside (issue 12 items 1, 3, 4, 9; issue 13 item 2; issue 14 item 8): the installed
+`minirag-mcp` CLI and MCP server as subprocesses, the real packaged model, real files and a real DuckDB index file.
 
 Permission cases drop privileges in the subprocess. The interpreter lives under /root (mode 0700), out of reach of an
 unprivileged uid, so instead of switching to uid 65534 the subprocess keeps uid 0 and loses the capabilities that let
@@ -134,7 +134,8 @@ def test_an_index_holding_duplicates_is_repaired(tree, db, model_dir):
     try:
         assert (
             con.execute(
-                "SELECT count(*) FROM duckdb_constraints() WHERE table_name = 'sources' AND constraint_type = 'PRIMARY KEY'"
+                "SELECT count(*) FROM duckdb_constraints() "
+                "WHERE table_name = 'sources' AND constraint_type = 'PRIMARY KEY'"
             ).fetchone()[0]
             == 1
         )
@@ -163,7 +164,8 @@ def _lock_warning(p, lock: Path, cause: str):
 
 @needs_drop
 def test_lock_left_by_another_user(tree, db, model_dir):
-    "A `.sync.lock` owned by another user with mode 0600 (e.g. left by `sudo minirag-mcp sync`): sync goes on, one warning."
+    """A `.sync.lock` owned by another user with mode 0600 (e.g. left by `sudo minirag-mcp sync`): sync goes on, one
+    warning."""
     db.mkdir()
     lock = db / ".sync.lock"
     lock.write_text("")
@@ -189,7 +191,8 @@ def test_folder_in_the_lock_s_place(tree, db, model_dir):
 @needs_drop
 def test_read_only_index_folder(tree, db, model_dir):
     """A read-only index folder whose index file is writable: a sync that has nothing to write goes on without the lock
-    (exit 0, one warning); one that must write stops with one error naming the folder — no stack trace, no `unexpected`."""
+    (exit 0, one warning); one that must write stops with one error naming the folder — no stack trace, no
+    `unexpected`."""
     assert run(tree, db, model_dir, "sync").returncode == 0
     for n in (".sync.lock", ".sync.lock.pid", ".waiting.lock"):
         (db / n).unlink(missing_ok=True)
@@ -253,7 +256,8 @@ import builtins, os, sys
 _deny = tuple(os.environ["MINIRAG_TEST_NO_FCNTL"].split(","))
 _import = builtins.__import__
 def _guarded(name, globals=None, locals=None, fromlist=(), level=0):
-    if name == "fcntl" and (globals or {}).get("__name__", "").startswith(_deny): raise ImportError("No module named 'fcntl'")
+    if name == "fcntl" and (globals or {}).get("__name__", "").startswith(_deny):
+        raise ImportError("No module named 'fcntl'")
     return _import(name, globals, locals, fromlist, level)
 builtins.__import__ = _guarded
 """
@@ -313,9 +317,9 @@ def test_every_module_imports_without_fcntl():
     """No minirag module imports fcntl at import time: every module imports where fcntl is missing (as on Windows),
     and the one import of it sits inside `store._fcntl`, run when a lock is taken (flock directly on POSIX;
     portalocker only where fcntl is missing)."""
-    code = (
-        NO_FCNTL
-        + "import importlib, pkgutil, minirag\nfor m in pkgutil.iter_modules(minirag.__path__): importlib.import_module('minirag.' + m.name)\n"
+    code = NO_FCNTL + (
+        "import importlib, pkgutil, minirag\n"
+        "for m in pkgutil.iter_modules(minirag.__path__): importlib.import_module('minirag.' + m.name)\n"
     )
     p = subprocess.run(
         [sys.executable, "-c", code],
@@ -330,7 +334,8 @@ def test_every_module_imports_without_fcntl():
 
 
 def test_second_sync_is_refused_naming_the_holder_until_it_is_killed(tree, db, model_dir):
-    "R-Y7 on the portable path: a paused sync holds the lock; a second is refused at once naming its pid; SIGKILL frees it."
+    """R-Y7 on the portable path: a paused sync holds the lock; a second is refused at once naming its pid; SIGKILL
+    frees it."""
     holder = portable(
         tree,
         db,

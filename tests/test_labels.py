@@ -1,4 +1,6 @@
-"Document labels end to end, through the installed CLI and a real MCP server: off without a taxonomy file; folder rules, defaults and the embedding model; filters refused by name; a changed file relabels on the next sync from stored vectors; a moved file gets its new folder's values; status and classify try."
+"""Document labels end to end, through the installed CLI and a real MCP server: off without a taxonomy file; folder
+rules, defaults and the embedding model; filters refused by name; a changed file relabels on the next sync from stored
+vectors; a moved file gets its new folder's values; status and classify try."""
 
 import json, os, subprocess, sys
 from pathlib import Path
@@ -26,13 +28,22 @@ values.pilots = { description = "Pilot projects.", paths = ["pilots"] }
 within = ["notes", "pilots"]
 values.minutes = { description = "Minutes of a meeting: date, participants, decisions and actions." }
 values.mail = { description = "An e-mail message with sender, recipients and a subject line." }
-values.manual = { description = "A manual: installation, configuration and usage instructions.", paths = ["notes/manuals"] }
+values.manual.description = "A manual: installation, configuration and usage instructions."
+values.manual.paths = ["notes/manuals"]
 """
 DOCS = {
-    "notes/sync.md": "Meeting minutes\n\nParticipants: Anna, Bob, Carol.\n\nDecisions: the pump is bought. Actions: Bob orders it by Friday.\n",
-    "notes/mail.txt": "From: Anna\nTo: Bob\nSubject: pump delivery\n\nHi Bob, the pump arrives on Friday. Regards, Anna\n",
+    "notes/sync.md": (
+        "Meeting minutes\n\nParticipants: Anna, Bob, Carol.\n\n"
+        "Decisions: the pump is bought. Actions: Bob orders it by Friday.\n"
+    ),
+    "notes/mail.txt": (
+        "From: Anna\nTo: Bob\nSubject: pump delivery\n\nHi Bob, the pump arrives on Friday. Regards, Anna\n"
+    ),
     "notes/manuals/pump.md": "# Pump\n\nThe pump runs quietly.\n",
-    "pilots/kickoff.md": "Meeting minutes of the pilot kickoff\n\nParticipants: Dan, Eve.\n\nDecisions: start in May. Actions: Eve writes the plan.\n",
+    "pilots/kickoff.md": (
+        "Meeting minutes of the pilot kickoff\n\nParticipants: Dan, Eve.\n\n"
+        "Decisions: start in May. Actions: Eve writes the plan.\n"
+    ),
     "other/readme.md": "# Readme\n\nSome words about pumps.\n",
 }
 

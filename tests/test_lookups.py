@@ -1,4 +1,6 @@
-"The chunks table's lookup indexes (ART on id and source) agree with the table through every kind of write, a dropped-and-rebuilt cycle, checkpoints, and a killed writer (DuckDB 1.5 replays deletes into an ART index wrongly; `Store` rebuilds them after a replay)."
+"""The chunks table's lookup indexes (ART on id and source) agree with the table through every kind of write, a
+dropped-and-rebuilt cycle, checkpoints, and a killed writer (DuckDB 1.5 replays deletes into an ART index wrongly;
+`Store` rebuilds them after a replay)."""
 
 import random, signal, subprocess, sys, textwrap
 import numpy as np
@@ -72,7 +74,8 @@ def test_lookups_follow_every_write(tmp_path):
 
 
 def test_lookups_are_rebuilt_after_a_killed_writer(tmp_path):
-    "A process killed after committing a replace (its log not yet folded into the file) leaves indexes the next open rebuilds."
+    """A process killed after committing a replace (its log not yet folded into the file) leaves indexes the next open
+    rebuilds."""
     db = tmp_path / "index.duckdb"
     st, rnd, rng = Store(db), random.Random(2), np.random.default_rng(2)
     Tables(st).write_batch(
@@ -91,7 +94,11 @@ def test_lookups_are_rebuilt_after_a_killed_writer(tmp_path):
         from minirag.store import Store
         from minirag.tables import Tables, SourceRecord
         st = Store({str(db)!r}); rnd = random.Random(3)
-        rows = [dict(chunk_index=i, parent_id="0", text=f"new {{i}}", prefix_len=0, section_head="", kind="text", tokens=2, scheme=2) for i in range(7)]
+        rows = [
+            dict(chunk_index=i, parent_id="0", text=f"new {{i}}", prefix_len=0, section_head="", kind="text", tokens=2,
+                 scheme=2)
+            for i in range(7)
+        ]
         with st.session():   # kept open: no checkpoint on close
             Tables(st).write_batch([(SourceRecord("/d/3.md"), rows, np.ones((7, 8), np.float32))], "m")
             os.kill(os.getpid(), signal.SIGKILL)

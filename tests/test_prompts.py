@@ -135,7 +135,8 @@ def test_unset_model_name_keeps_the_index_model_with_a_note(root, model_dir, tmp
 
 
 def test_an_index_of_the_old_hub_default_asks_for_that_model_not_the_new_one(root, model_dir, tmp_path):
-    "An index recording the old default is not refused as a mismatch: the old model is loaded (here: offline, so a clear download error)."
+    """An index recording the old default is not refused as a mismatch: the old model is loaded (here: offline, so a
+    clear download error)."""
     from minirag.api import Index, ingest_paths
 
     write(root, "refunds.md", TEXT)

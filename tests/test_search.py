@@ -238,7 +238,8 @@ def _ws(s):
 
 
 def _in_section(text, sec):
-    "A hit's text lies in its section; the split marker line is not document text, a row chunk's table header is (once)."
+    """A hit's text lies in its section; the split marker line is not document text, a row chunk's table header is
+    (once)."""
     text = text.removeprefix(CODE_SPLIT_MARK + "\n")
     h = table_header(text)
     return _ws(text[len(h) :]) in _ws(sec) and _ws(h) in _ws(sec)
@@ -358,7 +359,8 @@ def _words(texts) -> list[tuple[str, str]]:
 
 
 def test_query_stems_equal_the_stored_stems_word_for_word():
-    "A query's words are stemmed in Python (py_rust_stemmers), postings in DuckDB (fts stem): any difference would lose matches."
+    """A query's words are stemmed in Python (py_rust_stemmers), postings in DuckDB (fts stem): any difference would
+    lose matches."""
     import json, pyarrow as pa
     from minirag.config import Config
     from minirag.formats.convert import convert_file

@@ -51,7 +51,10 @@ def server_env(root: Path, model_dir: Path, **extra) -> dict:
 
 class _Page(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
-        body = b"<html><head><title>Pump manual</title></head><body><h1>Pump manual</h1><p>The PX-77 pump needs oil every 200 hours.</p></body></html>"
+        body = (
+            b"<html><head><title>Pump manual</title></head>"
+            b"<body><h1>Pump manual</h1><p>The PX-77 pump needs oil every 200 hours.</p></body></html>"
+        )
         self.send_response(200)
         self.send_header("Content-Type", "text/html; charset=utf-8")
         self.send_header("Content-Length", str(len(body)))
@@ -450,7 +453,8 @@ def _meta(modern: bool) -> dict:
 
 @pytest.mark.parametrize("modern", [True, False])
 def test_stdout_carries_only_frames(modern, root, model_dir):
-    "Raw subprocess: every stdout line is a JSON-RPC frame, even while converting, embedding and failing; logs go to stderr."
+    """Raw subprocess: every stdout line is a JSON-RPC frame, even while converting, embedding and failing; logs go to
+    stderr."""
     f = write(root, "ops/runbook.md", RUNBOOK)
     (root / "broken.pdf").write_bytes(b"%PDF-1.4 not really a pdf")
     m = _meta(modern)

@@ -121,7 +121,10 @@ def test_tuning_profiles(monkeypatch):
 
 
 def test_no_import_cycle_config_ocr():
-    code = "import sys, minirag.config; assert 'minirag.formats.ocr' not in sys.modules; minirag.config.load_config({'RAG_OCR_LANG': 'en'}); assert 'minirag.formats.ocr' not in sys.modules"
+    code = (
+        "import sys, minirag.config; assert 'minirag.formats.ocr' not in sys.modules; "
+        "minirag.config.load_config({'RAG_OCR_LANG': 'en'}); assert 'minirag.formats.ocr' not in sys.modules"
+    )
     subprocess.run([sys.executable, "-c", code], check=True, cwd=ROOT)
     src = (ROOT / "minirag" / "config.py").read_text()
     assert "from minirag.formats" not in src and "from .formats" not in src and "import tuning" not in src

@@ -38,8 +38,9 @@ if _deny:
 
 
 def cli_sync(ix, *args, tty: bool = False, deny: Path | None = None):
-    """The installed `minirag-mcp sync` on the index `ix` is configured for, in a subprocess: (exit code, stdout, stderr).
-    `deny`: a folder the subprocess cannot list (as `_deny_listing` does in this process, through a sitecustomize)."""
+    """The installed `minirag-mcp sync` on the index `ix` is configured for, in a subprocess: (exit code, stdout,
+    stderr). `deny`: a folder the subprocess cannot list (as `_deny_listing` does in this process, through a
+    sitecustomize)."""
     env = {
         **os.environ,
         "BASE_DIR": os.pathsep.join(map(str, ix.cfg.roots)),
@@ -211,7 +212,8 @@ def test_unlistable_folder_keeps_its_entries(synced, root, monkeypatch):
     r = to_wire(synced.sync())
     assert counts(r) == C(deleted=1, skipped=1, failed=1)
     assert r["warnings"] == [
-        f"{root / 'sub'}: folder cannot be listed (Permission denied); kept 1 indexed file(s) under it: {root / 'sub/charlie.md'}"
+        f"{root / 'sub'}: folder cannot be listed (Permission denied); "
+        f"kept 1 indexed file(s) under it: {root / 'sub/charlie.md'}"
     ]
     assert "sub/charlie.md" in sources(synced)
     code, out, err = cli_sync(synced, deny=root / "sub")
@@ -461,7 +463,8 @@ def test_cli_sync_and_ingest_folder(root, model_dir, tmp_path):
 
 
 def test_a_sync_opens_the_index_once_not_once_per_batch(index, root, monkeypatch):
-    "Closing DuckDB checkpoints, and a checkpoint rewrites the chunks table's last row group (2 s at 100k chunks): batches share one open."
+    """Closing DuckDB checkpoints, and a checkpoint rewrites the chunks table's last row group (2 s at 100k chunks):
+    batches share one open."""
     from minirag.store import Store
 
     for i in range(24):
@@ -480,7 +483,8 @@ def test_a_sync_opens_the_index_once_not_once_per_batch(index, root, monkeypatch
 
 
 def test_dates_backfill_reads_openings_per_batch_and_a_path_sync_only_under_it(synced, root, monkeypatch):
-    "An index written before dates: a sync of one path dates the sources under it only, and the backfill reads the openings of many sources in one statement, never one per source (40k statements cost 300 s at a million chunks)."
+    """An index written before dates: a sync of one path dates the sources under it only, and the backfill reads the
+    openings of many sources in one statement, never one per source (40k statements cost 300 s at a million chunks)."""
     with synced.store.transaction() as con:
         con.execute("UPDATE sources SET doc_date = NULL, date_source = NULL")
     per_source, batched = [], []

@@ -11,7 +11,9 @@ from minirag.api import Index
 from minirag.config import MiniragError
 from minirag.wire import to_wire   # the typed results as the MCP tools return them
 root, db, model = sys.argv[1:4]
-ix = Index.open(root, db_path=db, model_name=model, cache_dir=str(__import__("pathlib").Path(model).parent), idle_close=0.5)
+ix = Index.open(
+    root, db_path=db, model_name=model, cache_dir=str(__import__("pathlib").Path(model).parent), idle_close=0.5
+)
 print(json.dumps({"ready": True}), flush=True)
 for line in sys.stdin:
     cmd = json.loads(line)
@@ -86,8 +88,9 @@ def test_cli_writes_are_seen_by_the_long_lived_process(setup, root):
     stop, errors, answered = threading.Event(), [], [0]
 
     def hammer():
-        # the long-lived process keeps answering queries the whole time, two a second: each call re-opens the file if a CLI
-        # process took it, and holds it idle_close=0.5 s unless a CLI process waits. (Back-to-back queries starve the CLI — see the lead report.)
+        # the long-lived process keeps answering queries the whole time, two a second: each call re-opens the file if a
+        # CLI process took it, and holds it idle_close=0.5 s unless a CLI process waits. (Back-to-back queries starve
+        # the CLI — see the lead report.)
         while not stop.is_set():
             try:
                 srv(op="query", q="dough")
@@ -215,7 +218,8 @@ def _raw_open_fails(db) -> bool:
 
 
 def test_an_idle_holder_keeps_the_file_but_lets_a_waiting_process_in_at_once(tmp_path):
-    "The server keeps the idle index open (MINIRAG_IDLE_CLOSE, 30 s) so its next query is warm, yet a CLI call waits ~50 ms, not 30 s."
+    """The server keeps the idle index open (MINIRAG_IDLE_CLOSE, 30 s) so its next query is warm, yet a CLI call waits
+    ~50 ms, not 30 s."""
     from minirag.store import Store
 
     db = tmp_path / "idx" / "index.duckdb"

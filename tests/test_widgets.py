@@ -1,4 +1,4 @@
-"""frames (DataFrame column contracts, Index.query/chunks/sources) and the explorers, driven headless on a real index."""
+"frames (DataFrame column contracts, Index.query/chunks/sources) and the explorers, driven headless on a real index."
 
 import pytest
 from minirag.config import MiniragError
