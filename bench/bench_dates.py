@@ -29,7 +29,8 @@ def date_sources(db_dir: Path):
     con.execute("ALTER TABLE sources ADD COLUMN IF NOT EXISTS doc_date DATE")
     con.execute("ALTER TABLE sources ADD COLUMN IF NOT EXISTS date_source VARCHAR")
     con.execute(
-        f"UPDATE sources SET doc_date = DATE '2020-01-01' + ((hash(source) % {SPAN_DAYS})::INTEGER), date_source = 'name'"
+        f"UPDATE sources SET doc_date = DATE '2020-01-01' + ((hash(source) % {SPAN_DAYS})::INTEGER), "
+        "date_source = 'name'"
     )
     con.execute("UPDATE meta SET value = (value::BIGINT + 1)::VARCHAR WHERE key = 'generation'")
     con.execute("CHECKPOINT")
@@ -77,7 +78,13 @@ def measure(db_dir: Path, model: Path, queries: list[str], cli_runs: int) -> dic
     assert r.hits and all(d1[0] <= s.date.value <= d1[1] for s in r.sources), "every hit is in the range"
     ix.close()
     cli = str(Path(sys.executable).parent / "minirag-mcp")
-    env = dict(os.environ, BASE_DIR=str(root), DB_PATH=str(db_dir), MODEL_NAME=str(model), CACHE_DIR=str(db_dir.parent / "models"))
+    env = dict(
+        os.environ,
+        BASE_DIR=str(root),
+        DB_PATH=str(db_dir),
+        MODEL_NAME=str(model),
+        CACHE_DIR=str(db_dir.parent / "models"),
+    )
 
     def one_shot(*args):
         ts = []
@@ -100,7 +107,9 @@ def measure(db_dir: Path, model: Path, queries: list[str], cli_runs: int) -> dic
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="100000", help="comma-separated chunk counts")
-    ap.add_argument("--dir", type=Path, default=Path(tempfile.gettempdir()) / "minirag-dates", help="where indexes are built")
+    ap.add_argument(
+        "--dir", type=Path, default=Path(tempfile.gettempdir()) / "minirag-dates", help="where indexes are built"
+    )
     ap.add_argument("--queries", type=int, default=40, help="warm queries per measurement")
     ap.add_argument("--cli-runs", type=int, default=5, help="one-shot CLI queries per measurement")
     ap.add_argument("--json", type=Path, default=ROOT / "bench" / "results" / "dates.json")

@@ -17,9 +17,10 @@ Each output is compared with an independent reference extractor: `pdftotext` (po
 for HTML/DOCX/EPUB, openpyxl cell values for XLSX, python-pptx text frames for PPTX, the `csv` module for CSV, the
 notebook JSON for ipynb, the raw text for .txt/.md; for the office formats pandoc (ODT, RTF), every text node of
 content.xml (ODS, ODP), xlrd's typed cell values (XLS; see `xls_reference`) and LibreOffice's text export (DOC, where
-minirag runs antiword; catdoc where LibreOffice is missing), the standard library's first text part (EML), olefile's MAPI property streams (MSG), LibreOffice's PDF of
-the slides through pdftotext (PPT) and the cue lines, each word once (VTT). Generated cp1251 files (RTF, RTF saved
-as .doc, an HTML table saved as .xls) have their Cyrillic text as the reference.
+minirag runs antiword; catdoc where LibreOffice is missing), the standard library's first text part (EML), olefile's
+MAPI property streams (MSG), LibreOffice's PDF of the slides through pdftotext (PPT) and the cue lines, each word once
+(VTT). Generated cp1251 files (RTF, RTF saved as .doc, an HTML table saved as .xls) have their Cyrillic text as the
+reference.
 catdoc prints a Word field's instruction with its result (` HYPERLINK \\l "_Toc489271368" \\h `, `DDEAUTO c:\\...`)
 where Word, LibreOffice and antiword show the result only; against catdoc a .doc with fields scores below 1 without
 losing any text, which is why LibreOffice comes first.
@@ -61,7 +62,17 @@ SDISTS += ["msg-parser==1.2.0", "mail-parser==4.8.0"]
 SDISTS += ["oletools==0.60.2"]
 OFFICE_FIXTURES = ROOT / "tests" / "data" / "office"  # dedoc's Russian .doc/.ppt and LibreOffice-saved decks (gzipped)
 EXTS = (".pdf", ".html", ".htm", ".epub", ".txt", ".md", ".docx", ".pptx", ".xlsx", ".csv", ".ipynb")
-EXTS += (".odt", ".ods", ".odp", ".rtf", ".doc", ".xls", ".ppt", ".eml", ".vtt")  # office formats (minirag.formats' own readers)
+EXTS += (
+    ".odt",
+    ".ods",
+    ".odp",
+    ".rtf",
+    ".doc",
+    ".xls",
+    ".ppt",
+    ".eml",
+    ".vtt",
+)  # office formats (minirag.formats' own readers)
 EXTS += (".msg",)
 CAP = {".html": 15, ".htm": 15, ".txt": 10, ".docx": 40, ".pptx": 40, ".ipynb": 20, ".md": 10}  # per package and format
 CAP |= {".eml": 30, ".odt": 10}
@@ -105,8 +116,11 @@ def hostile(dest: Path, line_mb: int):
     (dest / "cp1251.rtf").write_text("{\\rtf1\\ansi\\ansicpg1251{\\fonttbl{\\f0 Arial;}}\\f0 " + hexed * 20 + "\\par}")
     (dest / "cp1251-rtf-as.doc").write_bytes((dest / "cp1251.rtf").read_bytes())  # Word's "Save as RTF" under .doc
     (dest / "cp1251-html-as.xls").write_bytes(
-        ("<html><meta charset=windows-1251><table><tr><th>Отдел</th><th>Сумма</th></tr>"
-         + "<tr><td>Бухгалтерия</td><td>1200</td></tr>" * 20 + "</table></html>").encode("cp1251")
+        (
+            "<html><meta charset=windows-1251><table><tr><th>Отдел</th><th>Сумма</th></tr>"
+            + "<tr><td>Бухгалтерия</td><td>1200</td></tr>" * 20
+            + "</table></html>"
+        ).encode("cp1251")
     )
     known |= {"cp1251.rtf": ru * 20, "cp1251-rtf-as.doc": ru * 20}
     known["cp1251-html-as.xls"] = "Отдел Сумма " + "Бухгалтерия 1200 " * 20
@@ -257,8 +271,10 @@ def reference_text(p: Path) -> str | None:
         if ext == ".doc":  # LibreOffice's text export (where installed), else catdoc; minirag runs antiword or its own
             if shutil.which("soffice"):  # fields as Word shows them: the result, not the instruction
                 with tempfile.TemporaryDirectory() as d:
-                    _run(["soffice", "--headless", "--convert-to", "txt:Text (encoded):UTF8", "--outdir", d, str(p)],
-                         timeout=300)
+                    _run(
+                        ["soffice", "--headless", "--convert-to", "txt:Text (encoded):UTF8", "--outdir", d, str(p)],
+                        timeout=300,
+                    )
                     txt = Path(d) / (p.stem + ".txt")
                     if txt.exists():
                         return txt.read_text("utf-8-sig", "replace")

@@ -169,7 +169,6 @@ def main():
             )
             res["bm25"] = timeit(lambda i: keyword_search(con, kwq[i], 40), a.queries)
             if not a.skip_hnsw:
-
                 tbl = con.execute("SELECT id, emb FROM chunks").arrow().read_all()
                 h = connect(":memory:", extensions=("vss",))
                 h.execute(f"CREATE TABLE v(id BIGINT, emb FLOAT[{dim}])")

@@ -39,8 +39,9 @@ CMD = [sys.executable, "-c", "import sys; from minirag.cli import main; sys.exit
 def env(tree: str, db: Path) -> dict:
     ours = ("BASE_DIR", "BASE_DIRS", "DB_PATH", "CACHE_DIR", "MODEL_NAME")
     keep = {k: v for k, v in os.environ.items() if k not in ours}
-    return dict(keep, PYTHONPATH=tree, BASE_DIR=str(root), DB_PATH=str(db), MODEL_NAME=str(model),
-                CACHE_DIR=str(model.parent))
+    return dict(
+        keep, PYTHONPATH=tree, BASE_DIR=str(root), DB_PATH=str(db), MODEL_NAME=str(model), CACHE_DIR=str(model.parent)
+    )
 
 
 def read(fd: int, seconds: float) -> str:
@@ -61,10 +62,18 @@ def read(fd: int, seconds: float) -> str:
 def interrupted(tree: str, run: int, extra: float) -> dict:
     "One sync on a pty, one SIGINT `extra` s after it starts embedding: seconds to the stop message and to exit."
     import fcntl, struct, termios
+
     master, slave = pty.openpty()
     fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 150, 0, 0))  # a 150-column terminal: the bar shows
-    p = subprocess.Popen(CMD, stdin=slave, stdout=slave, stderr=slave, cwd=root, env=env(tree, tmp / f"idx-{run}"),
-                         start_new_session=True)
+    p = subprocess.Popen(
+        CMD,
+        stdin=slave,
+        stdout=slave,
+        stderr=slave,
+        cwd=root,
+        env=env(tree, tmp / f"idx-{run}"),
+        start_new_session=True,
+    )
     os.close(slave)
     text, end = "", time.monotonic() + 300
     while "embedding" not in text and p.poll() is None and time.monotonic() < end:
@@ -103,18 +112,23 @@ for run in range(args.runs):
     for k, tree in enumerate(TREES if run % 2 == 0 else TREES[::-1]):  # alternate the order: the load drifts
         r = interrupted(tree, run * 2 + k, extra)
         res[tree].append(r)
-        print(f"run {run} {'A' if tree == TREES[0] else 'B'} +{extra:.2f}s: SIGINT→exit {r['exit']:.2f} s, "
-              f"message after {r['said'] if r['said'] is None else round(r['said'], 2)} s, exit code {r['code']}, "
-              f"{r['committed']} files committed", flush=True)
+        print(
+            f"run {run} {'A' if tree == TREES[0] else 'B'} +{extra:.2f}s: SIGINT→exit {r['exit']:.2f} s, "
+            f"message after {r['said'] if r['said'] is None else round(r['said'], 2)} s, exit code {r['code']}, "
+            f"{r['committed']} files committed",
+            flush=True,
+        )
         if args.throughput:
             full[tree].append(whole(tree, run * 2 + k))
             print(f"run {run} {'A' if tree == TREES[0] else 'B'}: whole sync {full[tree][-1]:.1f} s", flush=True)
 print(f"load average now: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 for name, tree in zip("AB", TREES):
     e = [r["exit"] for r in res[tree]]
-    print(f"{name} ({tree}): SIGINT→exit median {statistics.median(e):.2f} s, max {max(e):.2f} s, "
-          f"within 1 s in {sum(x <= 1 for x in e)}/{len(e)}"
-          + (f"; whole sync median {statistics.median(full[tree]):.1f} s" if full[tree] else ""))
+    print(
+        f"{name} ({tree}): SIGINT→exit median {statistics.median(e):.2f} s, max {max(e):.2f} s, "
+        f"within 1 s in {sum(x <= 1 for x in e)}/{len(e)}"
+        + (f"; whole sync median {statistics.median(full[tree]):.1f} s" if full[tree] else "")
+    )
 if args.vs and args.throughput:
     ratios = [b / a for a, b in zip(full[TREES[0]], full[TREES[1]])]
     print(f"whole sync B/A per pair: {[round(x, 3) for x in ratios]}, median {statistics.median(ratios):.3f}")

@@ -1,4 +1,5 @@
-"""What a 12-layer model costs against the packaged 6-layer one: ingest (chunks/s at the chunk budget) and query latency.
+"""What a 12-layer model costs against the packaged 6-layer one: ingest (chunks/s at the chunk budget) and query
+latency.
 
     pip install onnx   # builds the 12-layer file once
     python bench/bench_model_speed.py [--stand-in /tmp/e5venv/bin/python] [--chunks 256] [--queries 40] [--rounds 3]
@@ -55,7 +56,10 @@ def twelve_layer_model(six: Path, dest: Path) -> Path:
     m = onnx.load(six / "model.onnx")
     g = m.graph
     made = {o for n in g.node for o in n.output}
-    first, out = "layer_norm", g.output[0].name  # the embeddings' LayerNorm output feeds layer 0; the last layer's is out
+    first, out = (
+        "layer_norm",
+        g.output[0].name,
+    )  # the embeddings' LayerNorm output feeds layer 0; the last layer's is out
     if first not in made:
         raise SystemExit(f"{six / 'model.onnx'} has no tensor {first!r}: not the packaged all-MiniLM-L6-v2 graph")
     downstream, layers = {first}, []

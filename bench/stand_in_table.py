@@ -62,7 +62,9 @@ def main(argv=None):
     if a.speed:
         sp = json.loads(a.speed.read_text())
         doc["speed"] = dict(
-            chunks=sp["chunks"], queries=sp["queries"], rounds=len(next(iter(sp["rounds"].values()))),
+            chunks=sp["chunks"],
+            queries=sp["queries"],
+            rounds=len(next(iter(sp["rounds"].values()))),
             overSixLayer=speed_ratios(sp),
         )
     if a.note:

@@ -28,8 +28,13 @@ def small(tmp_path_factory, model_dir):
     write(root, "stock.md", TABLE_DOC)
     write(root, "build.md", CODE_DOC)
     env = {k: v for k, v in os.environ.items() if k in KEEP}
-    env.update(BASE_DIR=str(root), DB_PATH=str(root.parent / "idx"), MODEL_NAME=str(model_dir),
-               CACHE_DIR=str(model_dir.parent), CHUNK_TOKEN_BUDGET="32")
+    env.update(
+        BASE_DIR=str(root),
+        DB_PATH=str(root.parent / "idx"),
+        MODEL_NAME=str(model_dir),
+        CACHE_DIR=str(model_dir.parent),
+        CHUNK_TOKEN_BUDGET="32",
+    )
 
     def run(*args):
         r = subprocess.run([CLI, *args, "--json"], capture_output=True, text=True, cwd=root, env=env, timeout=300)
@@ -51,13 +56,13 @@ def test_every_row_chunk_reads_with_the_table_header(small):
     assert len(rows) > 3, rows  # the table really was cut into several chunks
     for c in rows:
         assert c["text"].startswith(HEADER), c
-        assert c["text"][len(HEADER):].rstrip() in ROWS, c  # after the header: consecutive rows of the document
+        assert c["text"][len(HEADER) :].rstrip() in ROWS, c  # after the header: consecutive rows of the document
     q = run("query", "B-17 count", "--top-k", "8")
     hits = [h for h in q["results"] if "| B-" in h["text"]]
     assert hits and all(h["text"].startswith(HEADER) for h in hits), q["results"]
     for h in hits:  # the header and the rows are document text inside the parent section, each written once
         sec = q["parents"][h["parentId"]]
-        assert sec.count(HEADER) == 1 and h["text"][len(HEADER):].rstrip() in sec, (h, sec)
+        assert sec.count(HEADER) == 1 and h["text"][len(HEADER) :].rstrip() in sec, (h, sec)
 
 
 def test_every_piece_of_a_split_fence_carries_the_marker(small):
@@ -66,7 +71,7 @@ def test_every_piece_of_a_split_fence_carries_the_marker(small):
     assert len(pieces) > 3, pieces  # the fence was over four budgets, so it was split
     for c in pieces:
         assert c["text"].startswith(MARK + "\n"), c
-        assert c["text"][len(MARK) + 1:].rstrip() in CODE, c  # after the marker: consecutive lines of the fence
+        assert c["text"][len(MARK) + 1 :].rstrip() in CODE, c  # after the marker: consecutive lines of the fence
     q = run("query", "step_21 run_stage", "--top-k", "8")
     hits = [h for h in q["results"] if "step_" in h["text"]]
     assert hits and all(h["text"].startswith(MARK + "\n") for h in hits), q["results"]

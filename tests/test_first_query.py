@@ -1,18 +1,16 @@
 """The first query of a fresh process (issue 18): `AttributeError: 'userbase'`.
 
-Python 3.11's `sysconfig.get_config_vars()` builds its dict lazily and not thread-safely: between `_CONFIG_VARS = {}` and
-`_CONFIG_VARS['userbase'] = ...` it imports `_sysconfigdata…`, and another thread formatting `{userbase}` (importing
+Python 3.11's `sysconfig.get_config_vars()` builds its dict lazily and not thread-safely: between `_CONFIG_VARS = {}`
+and `_CONFIG_VARS['userbase'] = ...` it imports `_sysconfigdata…`, and another thread formatting `{userbase}` (importing
 `loguru`, fastembed's logger, does 35 `sysconfig.get_paths()`) fails. A fresh one-shot query used to load the model in
 its embedding thread while the main thread imported pandas (DuckDB's `register`), which fills that dict. On an idle
 machine the window is a few milliseconds; these tests widen it deterministically by making the dict's initialisation
 slow (as a CPU-starved machine does), so the interleaving that was seen once in 32 runs happens every time.
 """
+
 import json, os, subprocess, sys
 from pathlib import Path
 
-import anyio
-from mcp.client import Client
-from mcp.client.stdio import StdioServerParameters
 
 from conftest import write
 
@@ -27,23 +25,42 @@ from minirag.cli import main
 main(sys.argv[1:])
 """
 
+
 def _env(root: Path, model_dir: Path) -> dict:
     keep = {k: os.environ[k] for k in ("PATH", "HOME", "PYTHONPATH") if k in os.environ}
     return {**keep, "BASE_DIR": str(root), "MODEL_NAME": str(model_dir), "CACHE_DIR": str(model_dir.parent)}
 
+
 def _run(root, model_dir, *args):
-    return subprocess.run([sys.executable, "-c", SLOW_SYSCONFIG, *args], capture_output=True, text=True, env=_env(root, model_dir), timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", SLOW_SYSCONFIG, *args],
+        capture_output=True,
+        text=True,
+        env=_env(root, model_dir),
+        timeout=300,
+    )
+
 
 def _docs(root):
     write(root, "refunds.md", "# Refunds\n\nAn overpayment is refunded within 10 days.\n")
     write(root, "bread.md", "# Baking\n\nKnead the dough for ten minutes.\n")
 
+
 def test_first_cli_query_with_slow_sysconfig(root, model_dir):
     _docs(root)
-    assert subprocess.run([sys.executable, "-m", "minirag.cli", "ingest", str(root)], env=_env(root, model_dir), capture_output=True, timeout=300).returncode == 0
+    assert (
+        subprocess.run(
+            [sys.executable, "-m", "minirag.cli", "ingest", str(root)],
+            env=_env(root, model_dir),
+            capture_output=True,
+            timeout=300,
+        ).returncode
+        == 0
+    )
     p = _run(root, model_dir, "query", "overpayment refund", "--top-k", "1", "--json")
     assert p.returncode == 0 and "userbase" not in p.stderr, p.stderr
-    assert json.loads(p.stdout)["results"][0]["source"] == str(root/"refunds.md")
+    assert json.loads(p.stdout)["results"][0]["source"] == str(root / "refunds.md")
+
 
 # the CLI with a recorder of first-time imports: (thread, module) for every import a non-main thread starts
 RECORD_IMPORTS = """
@@ -51,7 +68,8 @@ import json, sys, threading
 seen = []
 class _Recorder:
     def find_spec(self, name, path=None, target=None):
-        if threading.current_thread() is not threading.main_thread(): seen.append([threading.current_thread().name, name])
+        if threading.current_thread() is not threading.main_thread():
+            seen.append([threading.current_thread().name, name])
         return None   # only watching: the usual finders do the import
 sys.meta_path.insert(0, _Recorder())
 from minirag.cli import run
@@ -59,13 +77,33 @@ code = run(sys.argv[1:])
 print("first-imports-in-threads " + json.dumps(seen), file=sys.stderr)
 sys.exit(code)
 """
-HEAVY = ("fastembed", "onnxruntime", "tokenizers", "loguru", "numpy", "pyarrow", "pandas", "duckdb", "huggingface_hub", "markitdown", "sysconfig")
+HEAVY = (
+    "fastembed",
+    "onnxruntime",
+    "tokenizers",
+    "loguru",
+    "numpy",
+    "pyarrow",
+    "pandas",
+    "duckdb",
+    "huggingface_hub",
+    "markitdown",
+    "sysconfig",
+)
+
 
 def _imports_in_threads(root, model_dir, *args):
-    p = subprocess.run([sys.executable, "-c", RECORD_IMPORTS, *args], capture_output=True, text=True, env=_env(root, model_dir), timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-c", RECORD_IMPORTS, *args],
+        capture_output=True,
+        text=True,
+        env=_env(root, model_dir),
+        timeout=300,
+    )
     assert p.returncode == 0, p.stderr
     line = [l for l in p.stderr.splitlines() if l.startswith("first-imports-in-threads ")][-1]
     return [(t, m) for t, m in json.loads(line.split(" ", 1)[1]) if m.split(".")[0] in HEAVY]
+
 
 def test_worker_threads_import_nothing_heavy(root, model_dir):
     "Issue 18 item 2: a first sync and a first query import the heavy stack before their worker threads start."

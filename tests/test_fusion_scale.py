@@ -1,4 +1,5 @@
 "The adaptive fusion reads each model's cosine distances in that model's own unit (search.distance_scale)."
+
 import os
 from pathlib import Path
 import numpy as np

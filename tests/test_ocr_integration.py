@@ -9,7 +9,7 @@ import minirag.formats.convert as convert
 
 sys.path.insert(0, str(Path(__file__).parent / "data" / "ocr"))
 import scans  # noqa: E402
-from minirag.wire import to_wire   # the typed results as the MCP tools return them
+from minirag.wire import to_wire  # the typed results as the MCP tools return them
 
 
 def need_tesseract(test):

@@ -5,6 +5,7 @@ an e5-style model). With MODEL_NAME unset an index keeps the model it was built 
 hub still gets a working first sync (the packaged model, with a note); an explicitly named model that cannot be
 downloaded is a clear error.
 """
+
 import json, os, shutil, subprocess, sys
 from pathlib import Path
 
@@ -47,7 +48,10 @@ def test_prompts_change_vectors_and_distances(model_dir, prompted_dir, shared_em
     plain = shared_embedder
     assert e.prompts == ("query: ", "passage: ") and plain.prompts == ("", "")
     assert e.model_id.startswith("local:minilm-prompted:") and "passage: " in e.model_id
-    q, docs = "when is an overpayment refunded", ["An overpayment is refunded within ten days.", "The office opens at 9."]
+    q, docs = (
+        "when is an overpayment refunded",
+        ["An overpayment is refunded within ten days.", "The office opens at 9."],
+    )
     dv, pdv = e.embed(docs), plain.embed(docs)
     qv, pqv = e.embed_query(q), plain.embed_query(q)
     assert np.abs(dv - pdv).max() > 1e-3 and np.abs(qv - pqv).max() > 1e-3  # each side got its prefix
@@ -61,11 +65,21 @@ def test_an_index_without_prompts_refuses_a_query_with_them_naming_both(root, mo
     db, cache = tmp_path / "idx", model_dir.parent
     r = cli("sync", env=base_env(BASE_DIR=root, DB_PATH=db, CACHE_DIR=cache, MODEL_NAME=model_dir), cwd=root)
     assert r.returncode == 0, r.stderr
-    ok = cli("query", "overpayment refund", "--json", cwd=root,
-             env=base_env(BASE_DIR=root, DB_PATH=db, CACHE_DIR=cache, MODEL_NAME=model_dir))
+    ok = cli(
+        "query",
+        "overpayment refund",
+        "--json",
+        cwd=root,
+        env=base_env(BASE_DIR=root, DB_PATH=db, CACHE_DIR=cache, MODEL_NAME=model_dir),
+    )
     assert ok.returncode == 0 and json.loads(ok.stdout)["results"], ok.stderr
-    bad = cli("query", "overpayment refund", "--json", cwd=root,
-              env=base_env(BASE_DIR=root, DB_PATH=db, CACHE_DIR=cache, MODEL_NAME=prompted_dir))
+    bad = cli(
+        "query",
+        "overpayment refund",
+        "--json",
+        cwd=root,
+        env=base_env(BASE_DIR=root, DB_PATH=db, CACHE_DIR=cache, MODEL_NAME=prompted_dir),
+    )
     assert bad.returncode != 0
     err = json.loads(bad.stdout)["error"]
     assert "local:all-MiniLM-L6-v2-int8:" in err and "local:minilm-prompted:" in err and "passage: " in err, err
@@ -97,7 +111,10 @@ def test_unset_model_name_keeps_the_index_model_with_a_note(root, model_dir, tmp
     "An index built before the default changed keeps working: its own model is used, and a note says how to move."
     write(root, "refunds.md", TEXT)
     db, cache = tmp_path / "idx", model_dir.parent
-    assert cli("sync", env=base_env(BASE_DIR=root, DB_PATH=db, CACHE_DIR=cache, MODEL_NAME=model_dir), cwd=root).returncode == 0
+    assert (
+        cli("sync", env=base_env(BASE_DIR=root, DB_PATH=db, CACHE_DIR=cache, MODEL_NAME=model_dir), cwd=root).returncode
+        == 0
+    )
     env = base_env(BASE_DIR=root, DB_PATH=db, CACHE_DIR=cache)  # MODEL_NAME unset: the default is the hub model
     q = cli("query", "overpayment refund", "--json", env=env, cwd=root)
     assert q.returncode == 0, q.stderr
@@ -105,7 +122,10 @@ def test_unset_model_name_keeps_the_index_model_with_a_note(root, model_dir, tmp
     notes = [line for line in q.stderr.splitlines() if "MODEL_NAME is unset" in line]
     assert len(notes) == 1 and "intfloat/multilingual-e5-small" in notes[0] and "DB_PATH" in notes[0], q.stderr
     s = json.loads(cli("status", "--json", env=env, cwd=root).stdout)
-    assert s["indexedModel"].startswith("local:all-MiniLM-L6-v2-int8:") and s["modelName"] == "intfloat/multilingual-e5-small"
+    assert (
+        s["indexedModel"].startswith("local:all-MiniLM-L6-v2-int8:")
+        and s["modelName"] == "intfloat/multilingual-e5-small"
+    )
     assert s["modelNote"].startswith("local:all-MiniLM-L6-v2-int8:") and "keeps it" in s["modelNote"]
     # a sync with MODEL_NAME unset adds to the index with its own model: no refusal on upgrade
     write(root, "hours.md", "# Hours\n\nThe office opens at nine.\n")
@@ -115,7 +135,8 @@ def test_unset_model_name_keeps_the_index_model_with_a_note(root, model_dir, tmp
 
 
 def test_an_index_of_the_old_hub_default_asks_for_that_model_not_the_new_one(root, model_dir, tmp_path):
-    "An index recording the old default is not refused as a mismatch: the old model is loaded (here: offline, so a clear download error)."
+    """An index recording the old default is not refused as a mismatch: the old model is loaded (here: offline, so a
+    clear download error)."""
     from minirag.api import Index, ingest_paths
 
     write(root, "refunds.md", TEXT)
@@ -127,7 +148,9 @@ def test_an_index_of_the_old_hub_default_asks_for_that_model_not_the_new_one(roo
     env = base_env(BASE_DIR=root, DB_PATH=db, CACHE_DIR=tmp_path / "empty-cache")
     r = cli("query", "overpayment refund", "--json", env=env, cwd=root)
     err = json.loads(r.stdout)["error"]
-    assert r.returncode != 0 and "could not download embedding model 'sentence-transformers/paraphrase-multilingual" in err, err
+    assert (
+        r.returncode != 0 and "could not download embedding model 'sentence-transformers/paraphrase-multilingual" in err
+    ), err
     assert "cannot be mixed" not in err
     kw = cli("query", "overpayment refund", "--json", "--weight", "1", env=env, cwd=root)  # keywords need no model
     assert kw.returncode == 0 and json.loads(kw.stdout)["results"], kw.stderr
@@ -150,7 +173,9 @@ def test_a_first_sync_without_the_hub_uses_the_packaged_model_with_a_note(root, 
 def test_a_named_model_that_cannot_be_downloaded_is_a_clear_error(root, tmp_path):
     write(root, "refunds.md", TEXT)
     cache = tmp_path / "fresh-cache"
-    env = base_env(BASE_DIR=root, DB_PATH=tmp_path / "idx", CACHE_DIR=cache, MODEL_NAME="intfloat/multilingual-e5-small")
+    env = base_env(
+        BASE_DIR=root, DB_PATH=tmp_path / "idx", CACHE_DIR=cache, MODEL_NAME="intfloat/multilingual-e5-small"
+    )
     r = cli("sync", "--json", env=env, cwd=root)
     assert r.returncode != 0
     msg = r.stdout + r.stderr

@@ -1,6 +1,7 @@
 """Chunk-level reuse: a chunk whose encoder input is already in the index takes that vector instead of a new embedding
 (within a re-ingested file, across files, across a move with an edit), and every vector is the same bits a fresh
 ingest gives. Real packaged model, real DuckDB files, the installed CLI in a subprocess for one of the syncs."""
+
 import os, shutil, subprocess
 from pathlib import Path
 import pytest
@@ -10,14 +11,18 @@ import minirag.ingest as mingest
 from minirag.store import build_lookups, remove_lookups
 
 FIDELITY = Path(__file__).parent / "data" / "fidelity"
-NOTICE = ("## Confidentiality\n\nThis document is confidential. Do not copy, forward or print it without the written "
-          "consent of the records office. Report a lost copy to the records office at once.\n\n")
+NOTICE = (
+    "## Confidentiality\n\nThis document is confidential. Do not copy, forward or print it without the written "
+    "consent of the records office. Report a lost copy to the records office at once.\n\n"
+)
 
 
 def contract(party: str, days: int) -> str:
-    return (f"# Supply contract\n\nBetween the buyer and {party}.\n\n{NOTICE}## Delivery\n\n"
-            f"{party} delivers the goods within {days} days of the order, to the warehouse named in it.\n\n"
-            f"## Payment\n\nThe buyer pays {party} within 30 days of the invoice.\n\n{NOTICE}")
+    return (
+        f"# Supply contract\n\nBetween the buyer and {party}.\n\n{NOTICE}## Delivery\n\n"
+        f"{party} delivers the goods within {days} days of the order, to the warehouse named in it.\n\n"
+        f"## Payment\n\nThe buyer pays {party} within 30 days of the invoice.\n\n{NOTICE}"
+    )
 
 
 def corpus(root: Path):
@@ -63,10 +68,20 @@ def fresh(root: Path, db: Path, model_dir, embedder) -> dict:
 
 
 def cli_sync(root: Path, db: Path, model_dir):
-    env = {**os.environ, "BASE_DIR": str(root), "DB_PATH": str(db), "MODEL_NAME": str(model_dir),
-           "CACHE_DIR": str(model_dir.parent)}
-    p = subprocess.run([shutil.which("minirag-mcp") or "minirag-mcp", "sync", "--json"], capture_output=True,
-                       text=True, timeout=300, env=env)
+    env = {
+        **os.environ,
+        "BASE_DIR": str(root),
+        "DB_PATH": str(db),
+        "MODEL_NAME": str(model_dir),
+        "CACHE_DIR": str(model_dir.parent),
+    }
+    p = subprocess.run(
+        [shutil.which("minirag-mcp") or "minirag-mcp", "sync", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert p.returncode == 0, p.stderr
 
 
@@ -82,8 +97,9 @@ def synced(tmp_path_factory, model_dir):
 
 
 def open_ix(root, tmp, model_dir, embedder):
-    return Index.open(root, db_path=tmp / "index", model_name=str(model_dir), cache_dir=model_dir.parent,
-                      embedder=embedder)
+    return Index.open(
+        root, db_path=tmp / "index", model_name=str(model_dir), cache_dir=model_dir.parent, embedder=embedder
+    )
 
 
 def test_first_sync_bit_identical_to_fresh_and_repeats_embedded_once(synced, model_dir, shared_embedder):
@@ -92,7 +108,8 @@ def test_first_sync_bit_identical_to_fresh_and_repeats_embedded_once(synced, mod
     got = rows(ix)
     with ix.store.session() as c:
         n, distinct, keyless = c.execute(
-            "SELECT count(*), count(DISTINCT text), count(*) FILTER (WHERE ehash IS NULL) FROM chunks").fetchone()
+            "SELECT count(*), count(DISTINCT text), count(*) FILTER (WHERE ehash IS NULL) FROM chunks"
+        ).fetchone()
     ix.close()
     assert keyless == 0, "every chunk written carries its encoder-input key"
     assert distinct <= n - 10, "the corpus repeats chunks: the notices and the copied file"
@@ -121,7 +138,8 @@ def test_resync_embeds_only_new_inputs_across_files_and_moves(synced, model_dir,
     assert 0 < len(new) <= 4, new  # the edited paragraphs (and a title that names the file)
     assert embedded == len(new), (embedded, new)  # everything else found: old name, other files, the copy
     assert rows(open_ix(root, tmp, model_dir, shared_embedder)) == fresh(
-        root, tmp / "fresh-2", model_dir, shared_embedder)
+        root, tmp / "fresh-2", model_dir, shared_embedder
+    )
     assert embedded < total // 10
 
 

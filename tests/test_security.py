@@ -353,7 +353,9 @@ def test_ingest_and_query_write_nothing_outside_the_index_dir(index, root, tmp_p
     for k in ("TMPDIR", "TEMP", "TMP"):
         monkeypatch.setenv(k, str(tmpd))
     db = index.cfg.db_path
-    to_wire(index.ingest_data("warm up so the index dir exists", "text", "notes/warm"))  # creating it is the one allowed change
+    to_wire(
+        index.ingest_data("warm up so the index dir exists", "text", "notes/warm")
+    )  # creating it is the one allowed change
     watched = lambda: {k: v for k, v in _tree(tmp_path, model_dir).items() if not k.startswith(str(db))}
     before = watched()
     r = to_wire(ingest_paths(index, [root]))

@@ -19,8 +19,14 @@ ENV_VARS = ["BASE_DIR", "BASE_DIRS", "DB_PATH", "MAX_FILE_SIZE", "FILE_TIME_LIMI
 
 def env_for(root: Path, model_dir: Path, **extra) -> dict:
     e = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
-    return dict(e, BASE_DIR=str(root), DB_PATH=str(root.parent / "idx"), MODEL_NAME=str(model_dir),
-                CACHE_DIR=str(model_dir.parent), **extra)
+    return dict(
+        e,
+        BASE_DIR=str(root),
+        DB_PATH=str(root.parent / "idx"),
+        MODEL_NAME=str(model_dir),
+        CACHE_DIR=str(model_dir.parent),
+        **extra,
+    )
 
 
 def sync(env: dict, deadline: float = 120) -> tuple[subprocess.CompletedProcess, float]:

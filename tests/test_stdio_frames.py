@@ -21,8 +21,14 @@ def peak_rss_mb(pid: int) -> float:
 def test_an_oversized_stdio_frame_is_refused_before_it_is_read(tmp_path, model_dir):
     root = tmp_path / "docs"
     root.mkdir()
-    env = dict(os.environ, BASE_DIR=str(root), DB_PATH=str(tmp_path / "idx"), MODEL_NAME=str(model_dir),
-               CACHE_DIR=str(model_dir.parent), MAX_FILE_SIZE="1000000")
+    env = dict(
+        os.environ,
+        BASE_DIR=str(root),
+        DB_PATH=str(tmp_path / "idx"),
+        MODEL_NAME=str(model_dir),
+        CACHE_DIR=str(model_dir.parent),
+        MAX_FILE_SIZE="1000000",
+    )
     p = subprocess.Popen([CLI], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
 
     def send(obj_or_bytes):
@@ -34,13 +40,27 @@ def test_an_oversized_stdio_frame_is_refused_before_it_is_read(tmp_path, model_d
         return json.loads(p.stdout.readline())
 
     try:
-        send({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}})
+        send(
+            {
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "t", "version": "1"},
+                },
+            }
+        )
         assert answer()["id"] == 1
         send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         start_rss = peak_rss_mb(p.pid)
-        big = {"jsonrpc": "2.0", "id": 5, "method": "tools/call",
-               "params": {"name": "ingest_data", "arguments": {"content": "z" * 150_000_000}}}
+        big = {
+            "jsonrpc": "2.0",
+            "id": 5,
+            "method": "tools/call",
+            "params": {"name": "ingest_data", "arguments": {"content": "z" * 150_000_000}},
+        }
         writer = threading.Thread(target=send, args=(json.dumps(big).encode(),))
         writer.start()
         refused = answer()

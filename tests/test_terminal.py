@@ -1,5 +1,6 @@
 """The CLI in a real pseudo-terminal, as a person types it: Ctrl-C during a sync (once: it stops after the batch in
 flight is committed and says so; twice: it exits at once with 130, no C++ abort), and the index opens and resumes."""
+
 import json, os, pty, re, signal, subprocess, sys, time
 from pathlib import Path
 import pytest
@@ -26,16 +27,19 @@ class Terminal:
 
     def __init__(self, *args, cwd, env):
         import fcntl, struct, termios
+
         self.master, slave = pty.openpty()
         fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 150, 0, 0))  # a 150-column terminal
-        self.p = subprocess.Popen([CLI, *args], stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env,
-                                  start_new_session=True)
+        self.p = subprocess.Popen(
+            [CLI, *args], stdin=slave, stdout=slave, stderr=slave, cwd=cwd, env=env, start_new_session=True
+        )
         os.close(slave)
         self.text = ""
 
     def read(self, seconds: float) -> str:
         "Read what arrives within `seconds` (or until the command closes the terminal)."
         import select
+
         end = time.monotonic() + seconds
         while (left := end - time.monotonic()) > 0:
             r, _, _ = select.select([self.master], [], [], min(left, 0.05))
