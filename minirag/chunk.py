@@ -8,11 +8,12 @@ __all__ = ['SCHEME_VERSION', 'SECTION_CAP', 'CODE_BUDGETS', 'CODE_SPLIT_MARK', '
            'timestamp_seconds', 'transcript_share', 'detect_category', 'table_header', 'chunk_markdown',
            'rebuild_section', 'rebuild_document']
 
-# %% ../nbs/03_chunk.ipynb #7c2369a8
+# %% ../nbs/03_chunk.ipynb #b2b3a2b9
 import re, bisect
 from dataclasses import dataclass, asdict
 from itertools import groupby
 from typing import Callable
+from fastcore.basics import patch
 from .config import MiniragError, DEFAULT_CHUNK_TOKEN_BUDGET
 
 # %% ../nbs/03_chunk.ipynb #33d32eee
@@ -488,7 +489,7 @@ def _cap_split(sec: _Section, blocks: list) -> list:
         out.append([b for _, b in merged])
     return out
 
-# %% ../nbs/03_chunk.ipynb #92ffbc27
+# %% ../nbs/03_chunk.ipynb #00a10f35
 def _turns(blocks: list) -> list:
     "Transcript paragraphs regrouped so a speaker line and what they said pack together."
     out = []
@@ -499,7 +500,7 @@ def _turns(blocks: list) -> list:
             out.append(b)
     return out
 
-
+# %% ../nbs/03_chunk.ipynb #a3d4e431
 class _Packer:
     "Cuts sections into chunks under the token budget; every token count is cached per piece."
 
@@ -578,80 +579,88 @@ class _Packer:
             self.add(text, pid, len(prefix) if plen is None else plen, head, kind, t)
             i = j
 
-    def context_line(self, parts: list) -> str:
-        "Breadcrumb of at most a third of the budget, elided from the middle keeping the outermost and innermost."
-        if not parts:
-            return ""
-        lim, full = self.budget // 3, " > ".join(parts)
-        if self.count(full) <= lim:
-            return full
-        if len(parts) > 1:
-            keep = [parts[-1]]
-            for h in reversed(parts[1:-1]):
-                if self.count(" > ".join([parts[0], "…", h] + keep)) > lim:
-                    break
-                keep.insert(0, h)
-            for c in (" > ".join([parts[0], "…"] + keep), " > ".join(["…"] + keep)):
-                if self.count(c) <= lim:
-                    return c
-        a = lim - 1
-        while True:  # even the innermost heading is too long: keep its start
-            c = self.window(parts[-1], max(1, a))[0][0].rstrip() + "…"
-            if self.count(c) <= lim or a <= 1:
+# %% ../nbs/03_chunk.ipynb #4d40741c
+@patch
+def context_line(self: _Packer, parts: list) -> str:
+    "Breadcrumb of at most a third of the budget, elided from the middle keeping the outermost and innermost."
+    if not parts:
+        return ""
+    lim, full = self.budget // 3, " > ".join(parts)
+    if self.count(full) <= lim:
+        return full
+    if len(parts) > 1:
+        keep = [parts[-1]]
+        for h in reversed(parts[1:-1]):
+            if self.count(" > ".join([parts[0], "…", h] + keep)) > lim:
+                break
+            keep.insert(0, h)
+        for c in (" > ".join([parts[0], "…"] + keep), " > ".join(["…"] + keep)):
+            if self.count(c) <= lim:
                 return c
-            a -= 1
+    a = lim - 1
+    while True:  # even the innermost heading is too long: keep its start
+        c = self.window(parts[-1], max(1, a))[0][0].rstrip() + "…"
+        if self.count(c) <= lim or a <= 1:
+            return c
+        a -= 1
 
-    def section(self, sec: _Section, blocks: list, pid: str):
-        "Chunks of one (capped) section."
-        ctx = self.context_line(sec.context)
-        if not blocks:  # a heading with no text and no child heading: its own chunk
-            if ctx:
-                self.add(ctx, pid, len(ctx), sec.head, "heading", self.count(ctx))
+# %% ../nbs/03_chunk.ipynb #8cefe832
+@patch
+def section(self: _Packer, sec: _Section, blocks: list, pid: str):
+    "Chunks of one (capped) section."
+    ctx = self.context_line(sec.context)
+    if not blocks:  # a heading with no text and no child heading: its own chunk
+        if ctx:
+            self.add(ctx, pid, len(ctx), sec.head, "heading", self.count(ctx))
+        return
+    if sec.text_kind == "turns":
+        blocks = _turns(blocks)
+    base = ctx + "\n" if ctx else ""
+    avail, units = self.budget - (self.count(base) if base else 0), []
+
+    def flush():
+        if units:
+            self.pack(units, base, sec.text_kind, sec.head, pid)
+            units.clear()
+
+    for b in blocks:
+        if b.kind == "text":
+            units.extend(self.fit(b.text, avail))
+        else:
+            flush()
+            (self.table if b.kind == "table" else self.code)(b, base, sec.head, pid)
+    flush()
+
+# %% ../nbs/03_chunk.ipynb #46862295
+@patch
+def table(self: _Packer, b: _Block, base: str, head: str, pid: str):
+    "Rows packed under the repeated header, which a caller reads too; a row over the budget is cut at whitespace."
+    prefix, text = base + b.header, b.text
+    if b.header and self.count(prefix) > self.budget * 2 // 3:  # too big to repeat: written once, as a row
+        prefix, text = base, ("" if b.cont else b.header) + b.text
+    avail, units, n = self.budget - self.count(prefix), [], len(self.chunks)
+    for row in _split_lines(text):
+        t = self.count(row) if len(row) <= self.maxc else None
+        units.extend([(row, t)] if t is not None and t <= avail else self.window(row, avail))
+    self.pack(units, prefix, "table", head, pid, len(base))
+    if prefix == base:  # header written once: a later chunk that opens on a header-like pair of rows is
+        for c in self.chunks[n + (not b.cont) :]:  # document text, so the rebuild must not take it for a repeat
+            if table_header(c.body):
+                c.kind = "text"
+
+# %% ../nbs/03_chunk.ipynb #19283d76
+@patch
+def code(self: _Packer, b: _Block, base: str, head: str, pid: str):
+    "A closed fence is atomic up to CODE_BUDGETS budgets, else cut at lines, each piece opening on the marker."
+    if not b.cut and len(b.text) <= CODE_BUDGETS * self.maxc:
+        t = self.count(base + b.text)
+        if t <= CODE_BUDGETS * self.budget:
+            self.add(base + b.text, pid, len(base), head, "code", t)
             return
-        if sec.text_kind == "turns":
-            blocks = _turns(blocks)
-        base = ctx + "\n" if ctx else ""
-        avail, units = self.budget - (self.count(base) if base else 0), []
-
-        def flush():
-            if units:
-                self.pack(units, base, sec.text_kind, sec.head, pid)
-                units.clear()
-
-        for b in blocks:
-            if b.kind == "text":
-                units.extend(self.fit(b.text, avail))
-            else:
-                flush()
-                (self.table if b.kind == "table" else self.code)(b, base, sec.head, pid)
-        flush()
-
-    def table(self, b: _Block, base: str, head: str, pid: str):
-        "Rows packed under the repeated header, which a caller reads too; a row over the budget is cut at whitespace."
-        prefix, text = base + b.header, b.text
-        if b.header and self.count(prefix) > self.budget * 2 // 3:  # too big to repeat: written once, as a row
-            prefix, text = base, ("" if b.cont else b.header) + b.text
-        avail, units, n = self.budget - self.count(prefix), [], len(self.chunks)
-        for row in _split_lines(text):
-            t = self.count(row) if len(row) <= self.maxc else None
-            units.extend([(row, t)] if t is not None and t <= avail else self.window(row, avail))
-        self.pack(units, prefix, "table", head, pid, len(base))
-        if prefix == base:  # header written once: a later chunk that opens on a header-like pair of rows is
-            for c in self.chunks[n + (not b.cont) :]:  # document text, so the rebuild must not take it for a repeat
-                if table_header(c.body):
-                    c.kind = "text"
-
-    def code(self, b: _Block, base: str, head: str, pid: str):
-        "A closed fence is atomic up to CODE_BUDGETS budgets, else cut at lines, each piece opening on the marker."
-        if not b.cut and len(b.text) <= CODE_BUDGETS * self.maxc:
-            t = self.count(base + b.text)
-            if t <= CODE_BUDGETS * self.budget:
-                self.add(base + b.text, pid, len(base), head, "code", t)
-                return
-        prefix = base + CODE_SPLIT_MARK + "\n"
-        avail = self.budget - self.count(prefix)
-        units = [u for l in _split_lines(b.text) for u in self.fit(l, avail)]
-        self.pack(units, prefix, "code_part", head, pid, len(base))
+    prefix = base + CODE_SPLIT_MARK + "\n"
+    avail = self.budget - self.count(prefix)
+    units = [u for l in _split_lines(b.text) for u in self.fit(l, avail)]
+    self.pack(units, prefix, "code_part", head, pid, len(base))
 
 # %% ../nbs/03_chunk.ipynb #6ac2cc68
 def chunk_markdown(

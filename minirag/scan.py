@@ -13,7 +13,7 @@ from .security import root_of
 # %% auto #0
 __all__ = ['DEPENDENCY_DIRS', 'IGNORE_FILES', 'NOT_REGULAR', 'ScanResult', 'other_ext', 'ignore_spec', 'scan']
 
-# %% ../nbs/07a_scan.ipynb #f931258e
+# %% ../nbs/07a_scan.ipynb #c0529423
 @dataclass
 class ScanResult:
     "Files found under the roots, folders that could not be listed, and paths the ignore rules passed over."
@@ -48,7 +48,7 @@ def other_ext(name: str) -> str:
     "The extension a file of a type not read is counted under (`(none)` for a name without one)."
     return os.path.splitext(name)[1].lower() or "(none)"
 
-
+# %% ../nbs/07a_scan.ipynb #fbbcce38
 def ignore_spec(folder: Path, names=IGNORE_FILES) -> pathspec.GitIgnoreSpec | None:
     "The rules of the ignore files in `folder` (None if it has none); a pattern git would reject is passed over."
     lines = []
@@ -81,7 +81,7 @@ def _ignored(p: Path, is_dir: bool, chain: list) -> bool:
             verdict = r
     return bool(verdict)
 
-
+# %% ../nbs/07a_scan.ipynb #db6f7208
 NOT_REGULAR = "not a regular file (a FIFO, device or socket): never opened"
 
 
@@ -112,7 +112,55 @@ def _chain_to(start: Path, root: Path) -> tuple[list, str | None]:
             return chain, "excluded by .gitignore/.ignore"
     return chain, None
 
+# %% ../nbs/07a_scan.ipynb #07514cec
+def _named_file(res: ScanResult, start: Path, root: Path, exts: tuple):
+    "Record one file named as the start of a scan, by the same name and type rules as in a walk."
+    if not _skip_name(start.name) and start.name.lower().endswith(exts):
+        res.files.append((start, root))
+    elif not _skip_name(start.name):
+        res.other_formats[other_ext(start.name)] = 1
 
+
+def _subdirs(res: ScanResult, dp: Path, dirs: list, chain: list, index_real: Path | None) -> list:
+    "The subfolders of `dp` a walk enters, sorted; dependency folders and ignored ones are recorded in `res.ignored`."
+    keep = []
+    for x in sorted(dirs):
+        sub = dp / x
+        if _skip_name(x) or (index_real and Path(os.path.realpath(sub)) == index_real) or sub.is_symlink():
+            continue
+        if x in DEPENDENCY_DIRS:
+            res.ignored.append((sub, "dependency folder"))
+            continue
+        if chain and _ignored(sub, True, chain):
+            res.ignored.append((sub, "excluded by .gitignore/.ignore"))
+            continue
+        keep.append(x)
+    return keep
+
+
+def _take_file(res: ScanResult, p: Path, root: Path, roots: list[Path], exts: tuple, chain: list):
+    "Record one file of a walk: read, counted as another type, ignored, or left out as a link out of the roots."
+    if _skip_name(p.name):
+        return
+    read = p.name.lower().endswith(exts)
+    if chain and _ignored(p, False, chain):
+        if read:
+            res.ignored.append((p, "excluded by .gitignore/.ignore"))
+        return
+    if not read:
+        ext = other_ext(p.name)
+        res.other_formats[ext] = res.other_formats.get(ext, 0) + 1
+        return
+    if p.is_symlink():
+        real = Path(os.path.realpath(p))
+        if root_of(real, roots) is None or not real.is_file():
+            return  # a link out of the roots (or to a FIFO or device) is never read
+    elif not _regular(p):
+        res.ignored.append((p, NOT_REGULAR))
+        return
+    res.files.append((p, root))
+
+# %% ../nbs/07a_scan.ipynb #77787ae3
 def scan(roots: list[Path], exts, index_dir: Path | None = None, under: Path | None = None) -> ScanResult:
     "Documents under `roots` (or only under `under`), sorted by path."
     res, exts = ScanResult(), tuple(e.lower() for e in exts)
@@ -130,10 +178,7 @@ def scan(roots: list[Path], exts, index_dir: Path | None = None, under: Path | N
             res.ignored.append((start, NOT_REGULAR))
             continue
         if start.is_file():  # one named file: the same name and type rules as in a walk
-            if not _skip_name(start.name) and start.name.lower().endswith(exts):
-                res.files.append((start, root))
-            elif not _skip_name(start.name):
-                res.other_formats[other_ext(start.name)] = 1
+            _named_file(res, start, root, exts)
             continue
 
         def onerror(e, start=start):
@@ -149,40 +194,9 @@ def scan(roots: list[Path], exts, index_dir: Path | None = None, under: Path | N
                 continue
             if any(n in files for n in IGNORE_FILES) and (s := ignore_spec(dp, files)) is not None:
                 chain = chain + [(dp, s)]
-            keep = []
-            for x in sorted(dirs):
-                sub = dp / x
-                if _skip_name(x) or (index_real and Path(os.path.realpath(sub)) == index_real) or sub.is_symlink():
-                    continue
-                if x in DEPENDENCY_DIRS:
-                    res.ignored.append((sub, "dependency folder"))
-                    continue
-                if chain and _ignored(sub, True, chain):
-                    res.ignored.append((sub, "excluded by .gitignore/.ignore"))
-                    continue
-                keep.append(x)
-                chains[sub] = chain
-            dirs[:] = keep
+            dirs[:] = _subdirs(res, dp, dirs, chain, index_real)
+            chains.update((dp / x, chain) for x in dirs)
             for f in sorted(files):
-                if _skip_name(f):
-                    continue
-                read = f.lower().endswith(exts)
-                p = dp / f
-                if chain and _ignored(p, False, chain):
-                    if read:
-                        res.ignored.append((p, "excluded by .gitignore/.ignore"))
-                    continue
-                if not read:
-                    ext = other_ext(f)
-                    res.other_formats[ext] = res.other_formats.get(ext, 0) + 1
-                    continue
-                if p.is_symlink():
-                    real = Path(os.path.realpath(p))
-                    if root_of(real, roots) is None or not real.is_file():
-                        continue  # a link out of the roots (or to a FIFO or device) is never read
-                elif not _regular(p):
-                    res.ignored.append((p, NOT_REGULAR))
-                    continue
-                res.files.append((p, root))
+                _take_file(res, dp / f, root, roots, exts, chain)
     res.files.sort()
     return res

@@ -97,7 +97,7 @@ class SyncLock:
     def __exit__(self, *a):
         self.release()
 
-# %% ../nbs/07b_sync.ipynb #5a41ad29
+# %% ../nbs/07b_sync.ipynb #6b6fd979
 @dataclass
 class SyncPlan:
     "What a sync will do, decided before anything is written."
@@ -128,21 +128,10 @@ def _kept_msg(what: str, kept: list[str]) -> str:
     first = ", ".join(kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
     return f"{what}; kept {len(kept)} indexed file(s) under it: {first}"
 
-
-def plan_sync(
-    rows: list[dict],
-    found: ScanResult,
-    roots: list[Path],
-    scope: Path | None = None,
-    ocr: bool = True,
-    max_size: int | None = None,  # MAX_FILE_SIZE: a larger file is refused before a byte of it is read or hashed
-) -> SyncPlan:
-    "Decide per file: ingest, move, touch, delete, skip or keep."
-    plan, images = SyncPlan(), tuple(formats.IMAGE_EXTS)
-    rows = {
-        r["source"]: r for r in rows if r["kind"] == "file" and in_scope(r["source"], str(scope) if scope else None)
-    }
-    # folders whose rows must be kept: unlistable, missing roots, roots that suddenly list nothing
+# %% ../nbs/07b_sync.ipynb #78c20d51
+def _protected(rows: dict, found: ScanResult, roots: list[Path], scope: Path | None, ocr: bool) -> list[tuple]:
+    "(folder, why) of the folders whose rows must be kept: unlistable, missing roots, roots that suddenly list nothing."
+    images = tuple(formats.IMAGE_EXTS)
     protect = []
     for d, why in found.unlistable:
         if why == "missing" and scope is not None and d == scope and d not in roots and d.parent.is_dir():
@@ -157,49 +146,43 @@ def plan_sync(
         listable = [s for s in rows if in_scope(s, str(r)) and (ocr or not s.lower().endswith(images))]
         if listable and not any(root == r for _, root in found.files):
             protect.append((str(r), "lists no documents although files are indexed under it (a drive not mounted?)"))
-    plan.protected = [d for d, _ in protect]
-    for d, why in protect:
-        kept = [s for s in rows if in_scope(s, d)]
-        plan.failures.append(_kept_msg(f"{d}: folder {why}", kept))
-        for s in kept:
-            del rows[s]
-    seen, new = set(), []
-    for p, root in found.files:
-        s = str(p)
-        seen.add(s)
-        r = rows.get(s)
-        try:
-            st = p.stat()
-        except OSError as e:
-            plan.failures.append(f"{s}: cannot read the file ({e.strerror or e})")
-            continue
-        if why := _unreadable(st, max_size):
-            plan.failures.append(f"{s}: {why}")
-            continue
-        if r is None:
-            new.append((p, root, st))
-            continue
-        if r["scheme"] != SCHEME_VERSION:
-            plan.ingest.append((p, root, None))
-            continue
-        if r["size"] == st.st_size and r["mtime"] == st.st_mtime:
-            plan.skipped += 1
-            continue
-        try:
-            h = file_hash(p)
-        except OSError as e:
-            plan.failures.append(f"{s}: cannot read the file ({e.strerror or e})")
-            continue
-        if h == r["content_hash"]:
-            plan.skipped += 1
-            plan.touch.append((s, st.st_size, st.st_mtime))
-        else:
-            plan.ingest.append((p, root, h))
-    gone = {s: r for s, r in rows.items() if s not in seen}
-    for s in list(gone):
-        if not ocr and s.lower().endswith(images) and os.path.lexists(s):
-            plan.unreadable.append(s)
-            del gone[s]  # kept until the OCR extra is back: a missing extra is not a deletion
+    return protect
+
+
+def _plan_file(plan: SyncPlan, p: Path, root: Path, r: dict | None, max_size: int | None) -> os.stat_result | None:
+    "One found file against its row: ingest, touch, skip or fail; a new file's stat is returned, to match moves."
+    s = str(p)
+    try:
+        st = p.stat()
+    except OSError as e:
+        plan.failures.append(f"{s}: cannot read the file ({e.strerror or e})")
+        return None
+    if why := _unreadable(st, max_size):
+        plan.failures.append(f"{s}: {why}")
+        return None
+    if r is None:
+        return st
+    if r["scheme"] != SCHEME_VERSION:
+        plan.ingest.append((p, root, None))
+        return None
+    if r["size"] == st.st_size and r["mtime"] == st.st_mtime:
+        plan.skipped += 1
+        return None
+    try:
+        h = file_hash(p)
+    except OSError as e:
+        plan.failures.append(f"{s}: cannot read the file ({e.strerror or e})")
+        return None
+    if h == r["content_hash"]:
+        plan.skipped += 1
+        plan.touch.append((s, st.st_size, st.st_mtime))
+    else:
+        plan.ingest.append((p, root, h))
+    return None
+
+
+def _match_moves(plan: SyncPlan, gone: dict, new: list):
+    "A new file with the name, size and bytes of a vanished one is that file moved; other new files are ingested."
     by_key = {}
     for s, r in gone.items():
         if r["scheme"] == SCHEME_VERSION:
@@ -219,6 +202,40 @@ def plan_sync(
                 del gone[old]
                 continue
         plan.ingest.append((p, root, h))
+
+# %% ../nbs/07b_sync.ipynb #978570aa
+def plan_sync(
+    rows: list[dict],
+    found: ScanResult,
+    roots: list[Path],
+    scope: Path | None = None,
+    ocr: bool = True,
+    max_size: int | None = None,  # MAX_FILE_SIZE: a larger file is refused before a byte of it is read or hashed
+) -> SyncPlan:
+    "Decide per file: ingest, move, touch, delete, skip or keep."
+    plan, images = SyncPlan(), tuple(formats.IMAGE_EXTS)
+    rows = {
+        r["source"]: r for r in rows if r["kind"] == "file" and in_scope(r["source"], str(scope) if scope else None)
+    }
+    protect = _protected(rows, found, roots, scope, ocr)
+    plan.protected = [d for d, _ in protect]
+    for d, why in protect:
+        kept = [s for s in rows if in_scope(s, d)]
+        plan.failures.append(_kept_msg(f"{d}: folder {why}", kept))
+        for s in kept:
+            del rows[s]
+    seen, new = set(), []
+    for p, root in found.files:
+        seen.add(str(p))
+        st = _plan_file(plan, p, root, rows.get(str(p)), max_size)
+        if st is not None:  # a new file: perhaps one that moved
+            new.append((p, root, st))
+    gone = {s: r for s, r in rows.items() if s not in seen}
+    for s in list(gone):
+        if not ocr and s.lower().endswith(images) and os.path.lexists(s):
+            plan.unreadable.append(s)
+            del gone[s]  # kept until the OCR extra is back: a missing extra is not a deletion
+    _match_moves(plan, gone, new)
     plan.delete = sorted(gone)
     return plan
 

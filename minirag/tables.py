@@ -157,13 +157,86 @@ def _retried(fn):
 
     return run
 
-# %% ../nbs/05b_tables.ipynb #403e4432
+# %% ../nbs/05b_tables.ipynb #0ae07772
+def _clear_sources(con, srcs: list[str]):
+    "Delete what is indexed for `srcs`; a source not indexed yet only forgets its past failure."
+    ph = ", ".join("?" * len(srcs))
+    held = {
+        r[0]
+        for r in con.execute(
+            f"SELECT source FROM sources WHERE source IN ({ph}) UNION "
+            f"SELECT DISTINCT source FROM chunks WHERE source IN ({ph})",
+            srcs + srcs,
+        ).fetchall()
+    }
+    # only sources already there are deleted: deleting scans the postings, which grew every batch's cost
+    # (and peak memory) with the corpus
+    for s in srcs:
+        if s in held:
+            _delete(con, s)
+        else:
+            con.execute("DELETE FROM failures WHERE source = ?", [s])
+
+
+def _chunk_rows(con, items: list, ids: np.ndarray, ns: list[int], kw: list):
+    "The chunk rows of a batch, as an Arrow table: id, source, fields, input key, keyword count and vector."
+    import pyarrow as pa
+
+    allrows = [c for _, chunks, _ in items for c in chunks]
+    return pa.table(
+        {
+            "id": ids,
+            "source": [rec.source for (rec, _, _), n in zip(items, ns) for _ in range(n)],
+            **{f: [c[f] for c in allrows] for f in CHUNK_FIELDS},
+            **_input_key_column(con, allrows),
+            "kw_len": [len(t) for t in kw],
+            "emb": _fsl(np.concatenate([v for _, _, v in items])),
+        }
+    )
+
+
+def _term_rows(ids: np.ndarray, kw: list):
+    "The keyword terms of a batch, one row per occurrence, with the chunk id and language."
+    import pyarrow as pa
+
+    return pa.table(
+        {
+            "chunk_id": np.repeat(ids, [len(t) for t in kw]),
+            "term": [t for ts in kw for t, _ in ts],
+            "lang": [lang for ts in kw for _, lang in ts],
+        }
+    )
+
+
+def _source_rows(recs: list[SourceRecord], ns: list[int]):
+    "The source rows of a batch, as an Arrow table, with each source's chunk count."
+    import pyarrow as pa
+
+    return pa.table(
+        {
+            "source": [r.source for r in recs],
+            "kind": [r.kind for r in recs],
+            "root": [r.root for r in recs],
+            "title": [r.title for r in recs],
+            "category": [r.category for r in recs],
+            "content_hash": [r.content_hash for r in recs],
+            "size": pa.array([r.size for r in recs], pa.int64()),
+            "mtime": pa.array([float(r.mtime) for r in recs], pa.float64()),
+            "ocr_engine": [r.ocr_engine for r in recs],
+            "chunk_count": pa.array(ns, pa.int32()),
+            "scheme": pa.array([r.scheme for r in recs], pa.int32()),
+            "doc_date": pa.array([r.doc_date or None for r in recs], pa.string()),
+            # "" once looked for and not found; NULL only in rows written before dates (backfilled by a sync)
+            "date_source": pa.array([r.date_source for r in recs], pa.string()),
+            "label_key": pa.array([r.label_key or None for r in recs], pa.string()),
+        }
+    )
+
+# %% ../nbs/05b_tables.ipynb #ad56eacd
 @patch
 @_retried
 def write_batch(self: Tables, items: list[tuple[SourceRecord, list[dict], np.ndarray]], model_id: str) -> list[int]:
     "Replace several sources in one transaction (one write for a batch of files); returns their chunk counts."
-    import pyarrow as pa
-
     last = {rec.source: i for i, (rec, _, _) in enumerate(items)}
     if len(last) < len(items):  # one source once: the last version given wins, the counts still follow `items`
         n = self.write_batch([items[i] for i in sorted(last.values())], model_id)
@@ -180,72 +253,23 @@ def write_batch(self: Tables, items: list[tuple[SourceRecord, list[dict], np.nda
     with self.store.transaction() as con:
         check_model(con, model_id, dim)
         srcs = [rec.source for rec, _, _ in items]
-        ph = ", ".join("?" * len(srcs))
-        held = {
-            r[0]
-            for r in con.execute(
-                f"SELECT source FROM sources WHERE source IN ({ph}) UNION "
-                f"SELECT DISTINCT source FROM chunks WHERE source IN ({ph})",
-                srcs + srcs,
-            ).fetchall()
-        }
-        # only sources already there are deleted: deleting scans the postings, which grew every batch's cost
-        # (and peak memory) with the corpus
-        for s in srcs:
-            if s in held:
-                _delete(con, s)
-            else:
-                con.execute("DELETE FROM failures WHERE source = ?", [s])
+        _clear_sources(con, srcs)
         base = con.execute("SELECT coalesce(max(id), 0) + 1 FROM chunks").fetchone()[0]
         ns = [len(chunks) for _, chunks, _ in items]
         ids = np.arange(base, base + sum(ns), dtype=np.int64)
-        allrows = [c for _, chunks, _ in items for c in chunks]
         kw = [t for k in kws for t in k]
-        tbl = pa.table(
-            {
-                "id": ids,
-                "source": [rec.source for (rec, _, _), n in zip(items, ns) for _ in range(n)],
-                **{f: [c[f] for c in allrows] for f in CHUNK_FIELDS},
-                **_input_key_column(con, allrows),
-                "kw_len": [len(t) for t in kw],
-                "emb": _fsl(np.concatenate([v for _, _, v in items])),
-            }
-        )
+        tbl = _chunk_rows(con, items, ids, ns, kw)
         con.register("_new_chunks", tbl)
         con.execute("INSERT INTO chunks BY NAME SELECT * FROM _new_chunks")
         con.unregister("_new_chunks")
-        terms = pa.table(
-            {
-                "chunk_id": np.repeat(ids, [len(t) for t in kw]),
-                "term": [t for ts in kw for t, _ in ts],
-                "lang": [lang for ts in kw for _, lang in ts],
-            }
-        )
+        terms = _term_rows(ids, kw)
         con.register("_new_terms", terms)
         con.execute(
             f"INSERT INTO postings SELECT {STEM_SQL} AS term, chunk_id, count(*)::INTEGER FROM _new_terms GROUP BY ALL"
         )
         con.unregister("_new_terms")
         recs = [r for r, _, _ in items]
-        src = pa.table(
-            {
-                "source": [r.source for r in recs],
-                "kind": [r.kind for r in recs],
-                "root": [r.root for r in recs],
-                "title": [r.title for r in recs],
-                "category": [r.category for r in recs],
-                "content_hash": [r.content_hash for r in recs],
-                "size": pa.array([r.size for r in recs], pa.int64()),
-                "mtime": pa.array([float(r.mtime) for r in recs], pa.float64()),
-                "ocr_engine": [r.ocr_engine for r in recs],
-                "chunk_count": pa.array(ns, pa.int32()),
-                "scheme": pa.array([r.scheme for r in recs], pa.int32()),
-                "doc_date": pa.array([r.doc_date or None for r in recs], pa.string()),
-                # "" once looked for and not found; NULL only in rows written before dates (backfilled by a sync)
-                "date_source": pa.array([r.date_source for r in recs], pa.string()),
-                "label_key": pa.array([r.label_key or None for r in recs], pa.string()),
-            }
-        )
+        src = _source_rows(recs, ns)
         con.register("_new_sources", src)
         con.execute(
             "INSERT INTO sources BY NAME SELECT * REPLACE (doc_date::DATE AS doc_date), now() AS ingested_at "
