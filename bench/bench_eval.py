@@ -4,7 +4,8 @@
 
 Also evaluates the held-out sets in bench/eval_sets/ (built by tools/build_eval_sets.py; never used to choose a
 constant) unless `--held-out ''`. Every table reports nDCG@10 on the whole set and on each half of its queries:
-constants (search.DOC_CONTEXT, DOC_BM25, VEC_SPREAD, KW_SPREAD, VOCAB_SHARE, SILENT) were chosen on the `tuning` half of the
+constants (search.DOC_CONTEXT, DOC_BM25, VEC_SPREAD, KW_SPREAD, VOCAB_SHARE, SILENT) were chosen on the `tuning`
+half of the
 shared sets, so the `held-out` column and the held-out sets are the honest figures. The fusion reads the model's
 distances in its own unit (search.distance_scale, measured once per model and printed with each set): 1.0 for the
 packaged model, about 0.16 for multilingual-e5-small, whose distances are packed about six times tighter.
@@ -58,7 +59,8 @@ for line in sys.stdin:
 
 
 class VectorStore:
-    "Stand-in vectors kept on disk by (side, text sha1): a killed run resumes where it stopped, a re-run embeds nothing."
+    """Stand-in vectors kept on disk by (side, text sha1): a killed run resumes where it stopped, a re-run embeds
+    nothing."""
 
     def __init__(self, path: Path):
         path.parent.mkdir(parents=True, exist_ok=True)

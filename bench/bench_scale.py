@@ -88,7 +88,12 @@ def build(db_dir: Path, n: int, model: Path, texts: list[str], base: np.ndarray,
     from minirag.embed import Embedder
     from minirag.keywords import raw_terms, STEM_SQL
     from minirag.store import Store, connect
-    from minirag.tables import Tables, check_model as ensure_model, _set_meta as set_meta, ensure_input_keys  # raw bulk load
+    from minirag.tables import (
+        Tables,
+        check_model as ensure_model,
+        _set_meta as set_meta,
+        ensure_input_keys,
+    )  # raw bulk load
 
     t0 = time.perf_counter()
     if db_dir.exists():
@@ -163,7 +168,8 @@ def build(db_dir: Path, n: int, model: Path, texts: list[str], base: np.ndarray,
                     "ocr_engine": [""] * n_src,
                     "chunk_count": pa.array(counts.astype(np.int32)),
                     "scheme": pa.array(np.ones(n_src, np.int32)),
-                    "date_source": [""] * n_src,  # looked for, none found: as an ingest leaves it (NULL asks a backfill)
+                    "date_source": [""]
+                    * n_src,  # looked for, none found: as an ingest leaves it (NULL asks a backfill)
                 }
             ),
         )
@@ -373,7 +379,9 @@ def measure(db_dir: Path, n: int, model: Path, queries: list[str], texts: list[s
         statistics.median([cli("query", q, "--top-k", "8") for q in qs[5 : cli_runs + 5]]), 2
     )
     out["cli_after_write_over_steady"] = round(out["cli_after_one_file_write_s"] / out["cli_one_shot_s"], 2)
-    out["snapshot_after_server_mb"] = round(snap.stat().st_blocks * 512 / 2**20) if snap.exists() else 0  # on disk: its room is a hole
+    out["snapshot_after_server_mb"] = (
+        round(snap.stat().st_blocks * 512 / 2**20) if snap.exists() else 0
+    )  # on disk: its room is a hole
     out["snapshot_recall_at_10"] = snapshot_recall(snap, qvecs, exact_plain)
     # a one-file write with that snapshot beside the index: its rows go into the snapshot's room, not a rewrite
     f = root / "part37" / "zz-cli2.md"

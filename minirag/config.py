@@ -13,10 +13,11 @@ from platformdirs import user_cache_dir
 # %% auto #0
 __all__ = ['DEFAULT_MODEL', 'MAX_TOP_K', 'BUDGET_RANGE', 'DEFAULT_CHUNK_TOKEN_BUDGET', 'DEFAULT_HYBRID_WEIGHT',
            'DEFAULT_MAX_FILE_SIZE', 'DEFAULT_FILE_TIME_LIMIT', 'DEFAULT_OCR_MIN_CHARS', 'DEFAULT_MAX_UNZIPPED_SIZE',
-           'DEFAULT_MAX_SHEET_CELLS', 'DEFAULT_OCR_MAX_PAGES', 'IDLE_CLOSE', 'LOCK_WAIT', 'DEFAULT_OCR_LANG',
-           'OCR_LANG_IDS', 'log', 'SETTINGS', 'Config', 'README_START', 'README_END', 'MiniragError', 'ConfigError',
-           'IndexBusyError', 'validate_ocr_lang', 'Setting', 'setting', 'installed_version', 'is_system_dir',
-           'load_config', 'user_settings', 'environment_help', 'settings_markdown', 'readme_block']
+           'MAX_ZIP_RATIO', 'DEFAULT_MAX_SHEET_CELLS', 'DEFAULT_OCR_MAX_PAGES', 'IDLE_CLOSE', 'LOCK_WAIT',
+           'DEFAULT_OCR_LANG', 'OCR_LANG_IDS', 'log', 'SETTINGS', 'Config', 'README_START', 'README_END',
+           'MiniragError', 'ConfigError', 'IndexBusyError', 'validate_ocr_lang', 'Setting', 'setting',
+           'installed_version', 'is_system_dir', 'load_config', 'user_settings', 'environment_help',
+           'settings_markdown', 'readme_block']
 
 # %% ../nbs/00_config.ipynb #5c75fda4
 class MiniragError(ValueError):
@@ -40,6 +41,7 @@ DEFAULT_MAX_FILE_SIZE = 100 * 1024 * 1024
 DEFAULT_FILE_TIME_LIMIT = 600.0  # seconds: above a 200-page scan OCRed at about 2 s a page
 DEFAULT_OCR_MIN_CHARS = 25  # PDF pages with fewer text characters are OCRed
 DEFAULT_MAX_UNZIPPED_SIZE = 256 * 1024 * 1024  # a 100 MB Office file of pictures unpacks to about its own size
+MAX_ZIP_RATIO = 200  # unpacked/packed size of one zip part: text XML packs ~10x, a zip bomb of zeros ~1000x
 DEFAULT_MAX_SHEET_CELLS = 200_000  # openpyxl reads ~10k rows a second here: 20 s, then chunking and embedding
 DEFAULT_OCR_MAX_PAGES = 500  # OCR takes ~0.5 s a page: ~4 minutes a file
 IDLE_CLOSE = 30.0  # seconds a long-lived process (the MCP server) keeps the idle index open (why: the store page)

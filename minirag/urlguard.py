@@ -236,6 +236,32 @@ class _PinnedHTTPS(http.client.HTTPSConnection):
             sock.close()
             raise
 
+# %% ../nbs/08a_urlguard.ipynb #8049f79d
+FETCH_DEADLINE = 120.0  # seconds a whole fetch may take, redirects included
+MIN_RATE, RATE_GRACE = 1024, 5.0  # bytes a second a body must average, once it has had this many seconds
+
+
+@dataclass
+class _Pace:
+    "The clock of one fetch: a total deadline, and the slowest body worth waiting for."
+
+    deadline: float = FETCH_DEADLINE
+    start: float = field(default_factory=time.monotonic)
+
+    def check(self, t: _Target, n: int, since: float):
+        "Refuse a fetch past its deadline, or a body that came slower than MIN_RATE since `since`."
+        now = time.monotonic()
+        if now - self.start > self.deadline:
+            raise FetchError(
+                f"fetching {t.url!r} took longer than {self.deadline:g} s in all; "
+                "try again later or fetch a smaller page"
+            )
+        if now - since > RATE_GRACE and n / (now - since) < MIN_RATE:
+            raise FetchError(
+                f"'{t.host}' sends its response slower than {MIN_RATE:,} bytes a second; "
+                "not waited for (a slow or stalled server)"
+            )
+
 # %% ../nbs/08a_urlguard.ipynb #9940eaa2
 _REDIRECTS = {301, 302, 303, 307, 308}
 _HEADERS = {
@@ -270,32 +296,6 @@ def _header_params(headers) -> tuple:
             msg[k] = headers[k]
     ctype = msg.get_content_type() if msg.get("Content-Type") else ""
     return ctype, msg.get_content_charset(), msg.get_filename()
-
-
-FETCH_DEADLINE = 120.0  # seconds a whole fetch may take, redirects included
-MIN_RATE, RATE_GRACE = 1024, 5.0  # bytes a second a body must average, once it has had this many seconds
-
-
-@dataclass
-class _Pace:
-    "The clock of one fetch: a total deadline, and the slowest body worth waiting for."
-
-    deadline: float = FETCH_DEADLINE
-    start: float = field(default_factory=time.monotonic)
-
-    def check(self, t: _Target, n: int, since: float):
-        "Refuse a fetch past its deadline, or a body that came slower than MIN_RATE since `since`."
-        now = time.monotonic()
-        if now - self.start > self.deadline:
-            raise FetchError(
-                f"fetching {t.url!r} took longer than {self.deadline:g} s in all; "
-                "try again later or fetch a smaller page"
-            )
-        if now - since > RATE_GRACE and n / (now - since) < MIN_RATE:
-            raise FetchError(
-                f"'{t.host}' sends its response slower than {MIN_RATE:,} bytes a second; "
-                "not waited for (a slow or stalled server)"
-            )
 
 
 def _read_body(resp, t: _Target, max_bytes: int, pace: _Pace | None = None) -> bytes:

@@ -2,7 +2,8 @@
 thousands of blank pages each go through the installed CLI (`minirag-mcp sync --json`) as a subprocess, with a
 deadline and its peak memory measured. Before these bounds, a 1.4 MB DOCX unpacking to 1.5 GB took the process past
 its memory, the workbook ran for minutes, the huge page allocated gigabytes for OCR and the blank pages were OCRed
-one by one. The bombs are built here: deflate packs each 16 MB of zeros alike, so one chunk is compressed and repeated."""
+one by one. The bombs are built here: deflate packs each 16 MB of zeros alike, so one chunk is compressed and
+repeated."""
 
 import json
 import os
@@ -19,30 +20,52 @@ import pytest
 from conftest import write
 
 CLI = str(Path(sys.executable).parent / "minirag-mcp")
-ENV_VARS = ["BASE_DIR", "BASE_DIRS", "DB_PATH", "MAX_FILE_SIZE", "MAX_UNZIPPED_SIZE", "MAX_SHEET_CELLS",
-            "RAG_OCR_MAX_PAGES", "RAG_OCR_MIN_CHARS_PER_PAGE"]
+ENV_VARS = [
+    "BASE_DIR",
+    "BASE_DIRS",
+    "DB_PATH",
+    "MAX_FILE_SIZE",
+    "MAX_UNZIPPED_SIZE",
+    "MAX_SHEET_CELLS",
+    "RAG_OCR_MAX_PAGES",
+    "RAG_OCR_MIN_CHARS_PER_PAGE",
+]
 # the CLI with the model loaded peaks near 400 MB here; a bomb read whole passes 1.5 GB
 PEAK_LIMIT_MB = 1000
 # runs the command and prints its peak resident size: a fresh process, so only this child is counted. Its address
 # space is capped at 6 GiB (a sync maps ~2.5 GB) so that old code, which read the bomb whole, fails without taking
 # the machine's memory with it
-MEASURE = ("import resource, subprocess, sys; resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30)); "
-           "r = subprocess.run(sys.argv[1:]); "
-           "print(f'peak-kb={resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}', file=sys.stderr); "
-           "sys.exit(r.returncode)")
+MEASURE = (
+    "import resource, subprocess, sys; resource.setrlimit(resource.RLIMIT_AS, (6 << 30, 6 << 30)); "
+    "r = subprocess.run(sys.argv[1:]); "
+    "print(f'peak-kb={resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss}', file=sys.stderr); "
+    "sys.exit(r.returncode)"
+)
 
 
 def env_for(root: Path, model_dir: Path, **extra) -> dict:
     e = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
-    return dict(e, BASE_DIR=str(root), DB_PATH=str(root.parent / "idx"), MODEL_NAME=str(model_dir),
-                CACHE_DIR=str(model_dir.parent), **extra)
+    return dict(
+        e,
+        BASE_DIR=str(root),
+        DB_PATH=str(root.parent / "idx"),
+        MODEL_NAME=str(model_dir),
+        CACHE_DIR=str(model_dir.parent),
+        **extra,
+    )
 
 
 def sync(env: dict, deadline: float) -> tuple[dict, float, float]:
     "(the `sync --json` report, wall seconds, peak MB); the test fails when the sync outlives `deadline`."
     t = time.monotonic()
-    p = subprocess.Popen([sys.executable, "-c", MEASURE, CLI, "sync", "--json"], stdout=subprocess.PIPE,
-                         stderr=subprocess.PIPE, text=True, env=env, start_new_session=True)
+    p = subprocess.Popen(
+        [sys.executable, "-c", MEASURE, CLI, "sync", "--json"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        start_new_session=True,
+    )
     try:
         out, err = p.communicate(timeout=deadline)
     except subprocess.TimeoutExpired:
@@ -103,10 +126,12 @@ def write_zip(path: Path, parts: list[tuple]) -> Path:
 
 
 def content_types(main: str, part: str) -> str:
-    return ('<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/'
-            'content-types"><Default Extension="xml" ContentType="application/xml"/><Default Extension="rels" '
-            'ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Override PartName="/'
-            f'{part}" ContentType="application/vnd.openxmlformats-officedocument.{main}.main+xml"/></Types>')
+    return (
+        '<?xml version="1.0" encoding="UTF-8"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/'
+        'content-types"><Default Extension="xml" ContentType="application/xml"/><Default Extension="rels" '
+        'ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Override PartName="/'
+        f'{part}" ContentType="application/vnd.openxmlformats-officedocument.{main}.main+xml"/></Types>'
+    )
 
 
 ZEROS = 1_500_000_000
@@ -127,8 +152,13 @@ def docs(tmp_path):
 
 
 def docx(path: Path, document) -> Path:
-    return write_zip(path, [("[Content_Types].xml", content_types("wordprocessingml.document", "word/document.xml")),
-                            ("word/document.xml", document)])
+    return write_zip(
+        path,
+        [
+            ("[Content_Types].xml", content_types("wordprocessingml.document", "word/document.xml")),
+            ("word/document.xml", document),
+        ],
+    )
 
 
 def test_a_docx_bomb_is_refused_before_it_is_read(docs, model_dir, zeros):
@@ -167,21 +197,48 @@ def xlsx(path: Path, rows: int) -> Path:
     "A workbook of one sheet holding `rows` rows of one number; rows and cells without a reference, as Excel allows."
     ns = 'xmlns="http://schemas.openxmlformats.org/spreadsheetml/2006/main"'
     rel = "http://schemas.openxmlformats.org/officeDocument/2006/relationships"
-    return write_zip(path, [
-        ("[Content_Types].xml", content_types("spreadsheetml.sheet", "xl/workbook.xml").replace(
-            "</Types>", '<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-'
-            'officedocument.spreadsheetml.worksheet+xml"/></Types>')),
-        ("_rels/.rels", f'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
-         f'<Relationship Id="rId1" Type="{rel}/officeDocument" Target="xl/workbook.xml"/></Relationships>'),
-        ("xl/workbook.xml", f'<workbook {ns} xmlns:r="{rel}"><sheets><sheet name="Log" sheetId="1" r:id="rId1"/>'
-         "</sheets></workbook>"),
-        ("xl/_rels/workbook.xml.rels", f'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
-         f'relationships"><Relationship Id="rId1" Type="{rel}/worksheet" Target="worksheets/sheet1.xml"/>'
-         "</Relationships>"),
-        ("xl/worksheets/sheet1.xml", packed([f"<worksheet {ns}><sheetData>".encode(), *(
-            "".join(f"<row><c><v>{i}</v></c></row>" for i in range(k, k + 10_000)).encode()
-            for k in range(0, rows, 10_000)), b"</sheetData></worksheet>"])),
-    ])
+    return write_zip(
+        path,
+        [
+            (
+                "[Content_Types].xml",
+                content_types("spreadsheetml.sheet", "xl/workbook.xml").replace(
+                    "</Types>",
+                    '<Override PartName="/xl/worksheets/sheet1.xml" ContentType="application/vnd.openxmlformats-'
+                    'officedocument.spreadsheetml.worksheet+xml"/></Types>',
+                ),
+            ),
+            (
+                "_rels/.rels",
+                f'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
+                f'<Relationship Id="rId1" Type="{rel}/officeDocument" Target="xl/workbook.xml"/></Relationships>',
+            ),
+            (
+                "xl/workbook.xml",
+                f'<workbook {ns} xmlns:r="{rel}"><sheets><sheet name="Log" sheetId="1" r:id="rId1"/>'
+                "</sheets></workbook>",
+            ),
+            (
+                "xl/_rels/workbook.xml.rels",
+                f'<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/'
+                f'relationships"><Relationship Id="rId1" Type="{rel}/worksheet" Target="worksheets/sheet1.xml"/>'
+                "</Relationships>",
+            ),
+            (
+                "xl/worksheets/sheet1.xml",
+                packed(
+                    [
+                        f"<worksheet {ns}><sheetData>".encode(),
+                        *(
+                            "".join(f"<row><c><v>{i}</v></c></row>" for i in range(k, k + 10_000)).encode()
+                            for k in range(0, rows, 10_000)
+                        ),
+                        b"</sheetData></worksheet>",
+                    ]
+                ),
+            ),
+        ],
+    )
 
 
 def test_a_workbook_of_millions_of_rows_is_read_to_its_bound(docs, model_dir):

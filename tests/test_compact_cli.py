@@ -3,6 +3,7 @@ delete) bring it up to date in place, and each one-shot query maps it and answer
 
 Each command is a real `minirag.cli` process; the size threshold is lowered inside that process (a real index of
 200k chunks would take an hour to embed here), which is the only thing the wrapper changes."""
+
 import json, os, shutil, subprocess, sys
 from pathlib import Path
 
@@ -20,19 +21,34 @@ print("compact-mapped " + str(bool(mapped)), file=sys.stderr)
 sys.exit(code)
 """
 
-TOPICS = ["refund of an overpayment", "kneading bread dough", "renewing a passport", "pruning apple trees",
-          "calibrating a thermostat", "filing a tax return", "tuning a guitar", "repairing a bicycle chain"]
+TOPICS = [
+    "refund of an overpayment",
+    "kneading bread dough",
+    "renewing a passport",
+    "pruning apple trees",
+    "calibrating a thermostat",
+    "filing a tax return",
+    "tuning a guitar",
+    "repairing a bicycle chain",
+]
 
 
 def _env(root: Path, db: Path, model_dir: Path) -> dict:
     keep = {k: os.environ[k] for k in ("PATH", "HOME", "PYTHONPATH") if k in os.environ}
-    return {**keep, "BASE_DIR": str(root), "DB_PATH": str(db), "MODEL_NAME": str(model_dir),
-            "CACHE_DIR": str(model_dir.parent), "MINIRAG_HOLD_VECTORS": "0"}
+    return {
+        **keep,
+        "BASE_DIR": str(root),
+        "DB_PATH": str(db),
+        "MODEL_NAME": str(model_dir),
+        "CACHE_DIR": str(model_dir.parent),
+        "MINIRAG_HOLD_VECTORS": "0",
+    }
 
 
 def _cli(env, *args, above=5):
-    p = subprocess.run([sys.executable, "-c", CLI, str(above), *args], capture_output=True, text=True, env=env,
-                       timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-c", CLI, str(above), *args], capture_output=True, text=True, env=env, timeout=300
+    )
     assert p.returncode == 0, p.stderr
     return p
 

@@ -8,7 +8,7 @@ import html, io, json, logging, re, threading, warnings, zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from ..config import Config, MiniragError
+from ..config import MAX_ZIP_RATIO, Config, MiniragError
 from .text import bom_encoding, not_language, read_text_file
 from .html import decode_html, html_to_markdown
 from .titles import split_front_matter
@@ -18,10 +18,9 @@ from .titles import data_title, file_title  # noqa: F401
 from .ocr import ocr_status  # noqa: F401
 
 # %% auto #0
-__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'LIBRARY_LOGGERS', 'MAX_WARNINGS', 'MAX_RATIO',
-           'MAX_MAIL_DEPTH', 'URL_TYPES', 'scanned_exts', 'formats_help', 'Converted', 'markitdown',
-           'captured_warnings', 'office_title', 'check_unzipped', 'docx_to_markdown', 'sniff', 'convert_file',
-           'fetched_ext', 'fetched_to_markdown']
+__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'LIBRARY_LOGGERS', 'MAX_WARNINGS', 'MAX_MAIL_DEPTH',
+           'URL_TYPES', 'scanned_exts', 'formats_help', 'Converted', 'markitdown', 'captured_warnings', 'office_title',
+           'check_unzipped', 'docx_to_markdown', 'sniff', 'convert_file', 'fetched_ext', 'fetched_to_markdown']
 
 # %% ../../nbs/02_convert.ipynb #f97b5a98
 # OpenDocument, legacy Office, RTF, mail and captions: read by their own modules in minirag.formats
@@ -243,9 +242,6 @@ def office_title(path: Path) -> str | None:
     return html.unescape(m.group(1)).strip() or None if m else None
 
 # %% ../../nbs/02_convert.ipynb #5a1bc73a
-MAX_RATIO = 200  # unpacked/packed size of one part; text XML packs ~10x, a zip bomb of zeros ~1000x
-
-
 def check_unzipped(
     z: zipfile.ZipFile,  # the open archive of `path`
     path: Path,  # named in the message
@@ -255,7 +251,7 @@ def check_unzipped(
     total = 0
     for info in z.infolist():
         size, packed = info.file_size, info.compress_size
-        if size > MAX_RATIO * packed + 1_000_000:
+        if size > MAX_ZIP_RATIO * packed + 1_000_000:
             raise MiniragError(
                 f"{path}: {info.filename} unpacks to {size:,} bytes from {packed:,} (a zip bomb); not read"
             )

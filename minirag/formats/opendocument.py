@@ -7,16 +7,15 @@ from __future__ import annotations
 import re, zipfile
 from pathlib import Path
 from xml.etree import ElementTree as ET
-from ..config import DEFAULT_MAX_SHEET_CELLS, MiniragError
+from ..config import DEFAULT_MAX_SHEET_CELLS, MAX_ZIP_RATIO, MiniragError
 from .sheets import CellBudget, cell_text, markdown_table
 
 # %% auto #0
-__all__ = ['MAX_PART', 'MAX_RATIO', 'NS', 'ODF_EXTS', 'odf_part', 'open_odf', 'odf_title', 'odt_to_markdown', 'odp_to_markdown',
+__all__ = ['MAX_PART', 'NS', 'ODF_EXTS', 'odf_part', 'open_odf', 'odf_title', 'odt_to_markdown', 'odp_to_markdown',
            'workbook_to_markdown', 'ods_tables', 'odf_ext']
 
 # %% ../../nbs/02f_opendocument.ipynb #243f99b6
 MAX_PART = 64_000_000  # bytes of one unpacked XML part; a larger one is a zip bomb, not a document
-MAX_RATIO = 200  # unpacked/packed size of one part; text XML packs ~10x, a bomb 1000x
 NS = dict(
     office="urn:oasis:names:tc:opendocument:xmlns:office:1.0",
     text="urn:oasis:names:tc:opendocument:xmlns:text:1.0",
@@ -47,7 +46,7 @@ def odf_part(z: zipfile.ZipFile, name: str, path: Path) -> bytes | None:
 
 
 def _check_size(info: zipfile.ZipInfo, path: Path):
-    if info.file_size > MAX_PART or info.file_size > MAX_RATIO * max(info.compress_size, 1) + 1_000_000:
+    if info.file_size > MAX_PART or info.file_size > MAX_ZIP_RATIO * max(info.compress_size, 1) + 1_000_000:
         raise MiniragError(
             f"{path}: {info.filename} unpacks to {info.file_size:,} bytes from {info.compress_size:,} "
             "(a zip bomb?); not read"

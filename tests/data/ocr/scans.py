@@ -2,6 +2,7 @@
 
 Nothing here is committed as a binary: every scan is drawn at test time with PIL.
 """
+
 import zlib
 from pathlib import Path
 
@@ -9,16 +10,19 @@ from PIL import Image, ImageDraw, ImageFont
 
 FONT = Path("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf")  # Debian fonts-dejavu-core: Latin + Cyrillic
 
-EN = ["Quarterly report on glacier meltwater", "Invoice number 4711 is due on Friday",
-      "The harbour pilot boards at dawn"]
-RU = ["Отчёт о таянии ледников", "Счёт номер 4711 оплатить в пятницу",
-      "Лоцман поднимается на борт на рассвете"]
+EN = [
+    "Quarterly report on glacier meltwater",
+    "Invoice number 4711 is due on Friday",
+    "The harbour pilot boards at dawn",
+]
+RU = ["Отчёт о таянии ледников", "Счёт номер 4711 оплатить в пятницу", "Лоцман поднимается на борт на рассвете"]
 
 
 def font(size: int):
     "DejaVu Sans at `size` px (Cyrillic capable); skip cleanly if the font package is missing."
     if not FONT.exists():
         import pytest
+
         pytest.skip("fonts-dejavu-core is not installed (apt-get install -y fonts-dejavu-core)")
     return ImageFont.truetype(str(FONT), size)
 
@@ -38,7 +42,7 @@ def page_image(lines: list[str], dpi: int = 200, a4: bool = True, pt: int = 14) 
 
 def image_pdf(path: Path, pages: list[Image.Image], dpi: int = 200) -> Path:
     "A PDF made only of page images: no text layer at all, like a scanner's output."
-    pages = [p.copy() for p in pages]   # PIL leaves encoder state on appended frames; never reuse the caller's
+    pages = [p.copy() for p in pages]  # PIL leaves encoder state on appended frames; never reuse the caller's
     pages[0].save(path, "PDF", save_all=True, append_images=pages[1:], resolution=dpi)
     return path
 
@@ -54,12 +58,14 @@ def text_pdf_bytes(lines: list[str]) -> bytes:
     "A one-page A4 PDF with a real text layer (Helvetica text objects), written by hand."
     ops = ["BT", "/F1 14 Tf", "72 770 Td", "20 TL"] + [f"({l}) Tj T*" for l in lines] + ["ET"]
     stream = zlib.compress("\n".join(ops).encode("latin-1"))
-    objs = [b"<< /Type /Catalog /Pages 2 0 R >>",
-            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "
-            b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
-            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-            b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream"]
+    objs = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] "
+        b"/Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>",
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
+    ]
     out, offsets = bytearray(b"%PDF-1.4\n"), []
     for i, body in enumerate(objs, 1):
         offsets.append(len(out))
@@ -74,10 +80,12 @@ def text_pdf_bytes(lines: list[str]) -> bytes:
 def mixed_pdf(path: Path, cover_lines: list[str], scans: list[Image.Image], dpi: int = 200) -> Path:
     "A typed cover page (real text layer) followed by scanned pages (images only), merged with pypdfium2."
     import pypdfium2 as pdfium
+
     doc = pdfium.PdfDocument(text_pdf_bytes(cover_lines))
     scanned = pdfium.PdfDocument(image_pdf(path.with_suffix(".scans.pdf"), scans, dpi))
     doc.import_pages(scanned)
     doc.save(path)
-    scanned.close(); doc.close()
+    scanned.close()
+    doc.close()
     path.with_suffix(".scans.pdf").unlink()
     return path
