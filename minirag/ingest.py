@@ -293,6 +293,9 @@ def _ingested(p: Prepared, n: int) -> Ingested:
 class Pipeline:
     "One ingest run: prepare items here, embed batches in one thread, write them in another."
 
+    reuse = True  # False: embed every chunk as it comes (a fresh ingest, to compare against)
+    _per_chunk = None  # seconds one chunk takes to embed, as measured on this run's calls (None before one)
+
     def __init__(
         self, eng: Engine, progress=None, done: int = 0, total: int | None = None, context=None, embed=None, stop=None
     ):
@@ -469,7 +472,6 @@ from .embed import EMBED_BATCH
 EMBED_SLICE = 64
 EMBED_SLICE_MIN = 8
 SLICE_SECONDS = 0.3
-Pipeline._per_chunk = None  # seconds one chunk takes to embed, as measured on this run's calls (None before one)
 
 
 class _Stopped(Exception):
@@ -553,9 +555,6 @@ def write(self: Pipeline, items: list[tuple[Prepared, np.ndarray]]):
     self._settle(n, "")  # committed: what the progress bar counts
 
 # %% ../nbs/07_ingest.ipynb #78380a21
-Pipeline.reuse = True  # False: embed every chunk as it comes (a fresh ingest, to compare against)
-
-
 @patch
 def encoder_input(self: Pipeline, text: str) -> str:
     "Exactly what the model sees for a chunk: a document prefix some models want, then the chunk's text."

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit, parse_qsl, urlencode, quote
 import duckdb
+from fastcore.basics import patch
 from .config import Config, ConfigError, MiniragError
 from .store import Store, IndexUnavailableError, connect, extension_path, lake_connections, _SCHEMA
 from .store import add_document_columns, CHUNK_FIELDS, has_chunks
@@ -332,12 +333,10 @@ class LakeSyncLock:
         self.release()
 
 
-def _sync_lock(self: LakeStore) -> LakeSyncLock:
+@patch
+def sync_lock(self: LakeStore) -> LakeSyncLock:
     "The lake's sync lock (not yet taken)."
     return LakeSyncLock(self)
-
-
-LakeStore.sync_lock = _sync_lock
 
 # %% ../nbs/05c_lake.ipynb #ce542afd
 _WRITE_KEY = (0x6D696E69, 0x77726974)  # "mini", "writ": the write lock's keys
@@ -348,6 +347,7 @@ class LakeWriteBusyError(MiniragError):
     "Another process held the lake's write lock for longer than a write waits (`WRITE_LOCK_WAIT`)."
 
 
+@patch
 def _take_write_lock(self: LakeStore):
     """Wait for the write lock on this store's lock connection (opened once, and again if the server dropped it),
     in waits of at most `_LOCK_SLICE` at the server: Ctrl-C is seen between two."""
@@ -401,14 +401,16 @@ def _rollback(con):
         pass
 
 
+@patch
 def _drop_locker(self: LakeStore):
     locker, self._locker = self._locker, None
     if locker is not None:
         discard(locker)
 
 
+@patch
 @contextmanager
-def _write_lock(self: LakeStore):
+def write_lock(self: LakeStore):
     "Inside: this store holds the lake's write lock (a write inside a write takes it once)."
     with self._lock:
         if self._writing:
@@ -425,9 +427,6 @@ def _write_lock(self: LakeStore):
             except duckdb.Error:
                 self._drop_locker()  # the session is gone, and the lock with it
 
-
-LakeStore._take_write_lock, LakeStore._drop_locker, LakeStore.write_lock = _take_write_lock, _drop_locker, _write_lock
-
 # %% ../nbs/05c_lake.ipynb #631cfc63
 def lake_counts(con) -> dict:
     "Data files, delete files, snapshots and catalog rows of the lake open on `con`."
@@ -438,15 +437,13 @@ def lake_counts(con) -> dict:
     return dict(data_files=int(files), delete_files=int(dels), snapshots=int(snaps))
 
 
-def _maintain(self: LakeStore) -> dict:
+@patch
+def maintain(self: LakeStore) -> dict:
     "Merge small files, expire old snapshots, delete unreferenced files; the lake's counts before and after."
     with self.session() as con, self.write_lock():  # its rewrites commit like any write
         before = lake_counts(con)
         con.execute("CHECKPOINT")
         return dict(before=before, after=lake_counts(con))
-
-
-LakeStore.maintain = _maintain
 
 # %% ../nbs/05c_lake.ipynb #9eb5f582
 def current_snapshot(con) -> int:
@@ -524,8 +521,9 @@ from .tables import change_feed
 change_feed.update(snapshot=current_snapshot, changes=lake_changes)
 
 # %% ../nbs/05c_lake.ipynb #9f92dff1
+@patch
 @contextmanager
-def _reading(self: LakeStore):
+def reading(self: LakeStore):
     "A session for one read inside one transaction: every statement of it sees one snapshot, found once."
     with self.session() as con:
         if self._depth > 1:  # inside another operation: its own transaction, or none
@@ -547,16 +545,14 @@ def _reading(self: LakeStore):
         con.execute("COMMIT")
 
 
-def _snapshot_meta(self: LakeStore, con) -> dict:
+@patch
+def snapshot_meta(self: LakeStore, con) -> dict:
     "The meta table as of the snapshot `con` reads, read again only when the snapshot changed (one cheap look)."
     snap = current_snapshot(con)
     held = getattr(self, "_meta_at", None)
     if held is None or held[0] != snap:
         held = self._meta_at = (snap, dict(con.execute("SELECT key, value FROM meta").fetchall()))
     return dict(held[1])
-
-
-LakeStore.reading, LakeStore.snapshot_meta = _reading, _snapshot_meta
 
 # %% ../nbs/05c_lake.ipynb #08c98428
 HELD_ROWS_UP_TO = 200_000  # chunks: up to here a reader holds the read-back rows (about 40 MB of text at 100k)
@@ -627,12 +623,14 @@ class HeldRows:
         return [dict(self.sources[s]) for s in sorted(set(names)) if s in self.sources]
 
 
-def _held_rows(self: LakeStore) -> HeldRows | None:
+@patch
+def held_rows(self: LakeStore) -> HeldRows | None:
     "The read-back rows, inside a read of a process that holds its vectors; None elsewhere (writes, one-shot commands)."
     return getattr(self, "_rows_now", None)
 
 
-def _keep_rows(self: LakeStore, con, snap: int):
+@patch
+def keep_rows(self: LakeStore, con, snap: int):
     "Bring the held read-back rows to `snap` at the start of a read (loaded on the first, up to `HELD_ROWS_UP_TO`)."
     held = getattr(self, "_rows", None)
     if held is not None and held.follow(con, snap):
@@ -642,9 +640,6 @@ def _keep_rows(self: LakeStore, con, snap: int):
     n = con.execute("SELECT count(*) FROM chunks").fetchone()[0] if has_chunks(con) else 0
     if 0 < n <= HELD_ROWS_UP_TO:
         self._rows = self._rows_now = HeldRows(con, snap)
-
-
-LakeStore.held_rows, LakeStore.keep_rows = _held_rows, _keep_rows
 
 # %% ../nbs/05c_lake.ipynb #dea3a57c
 # connections DuckDB invalidated: each held by one extra reference that is never released, so the interpreter never
@@ -680,8 +675,9 @@ _BROKEN = (duckdb.InternalException, duckdb.FatalException, duckdb.InvalidInputE
 _store_session = Store.session
 
 
+@patch
 @contextmanager
-def _session(self: LakeStore):
+def session(self: LakeStore):
     "A session; a statement that fails drops the connection once the outermost session ends (the next re-attaches)."
     with self._lock:  # sessions of one store are serialized: the depth read below is this thread's
         try:
@@ -695,7 +691,8 @@ def _session(self: LakeStore):
             raise
 
 
-def _drop_connection(self: LakeStore):
+@patch
+def drop_connection(self: LakeStore):
     "Forget the connection (`discard`): the next session attaches afresh."
     con, self._con = self._con, None
     self.reattached = getattr(self, "reattached", 0) + 1
@@ -708,11 +705,9 @@ def is_stale(e: BaseException) -> bool:
     return isinstance(e, _BROKEN)
 
 
-def _is_conflict(self: LakeStore, e: BaseException) -> bool:
+@patch
+def is_conflict(self: LakeStore, e: BaseException) -> bool:
     return isinstance(e, CommitConflict) or is_conflict(e) or is_stale(e)
-
-
-LakeStore.session, LakeStore.drop_connection, LakeStore.is_conflict = _session, _drop_connection, _is_conflict
 
 # %% ../nbs/05c_lake.ipynb #60565ff1
 def open_store(cfg: Config, idle_close: float = 0.0) -> Store:

@@ -302,6 +302,8 @@ WAITER_POLL = 0.05  # seconds between an idle holder's looks at the waiting file
 class Store:
     "The index file, opened on demand and released when idle."
 
+    is_lake = False  # a LakeStore says True
+
     def __init__(
         self, db_file: str | Path, lock_wait: float | None = None, idle_close: float = 0.0, max_hold: float = 2.0
     ):
@@ -541,30 +543,25 @@ def emb_array(con, dim: int) -> str:
     return f"emb::FLOAT[{int(dim)}]" if id(con) in lake_connections else "emb"
 
 
-Store.is_lake = False
-
-
-def _size_bytes(self: Store) -> int:
+@patch
+def size_bytes(self: Store) -> int:
     "Bytes the index takes on disk."
     return self.db_file.stat().st_size
 
 
-def _no_sync_lock(self: Store):
+@patch
+def sync_lock(self: Store):
     "None: a sync of a file index takes the file lock beside it (sync)."
     return None
 
 
-def _never_conflicts(self: Store, e: BaseException) -> bool:
+@patch
+def is_conflict(self: Store, e: BaseException) -> bool:
     "False: one process writes the file at a time, so no write loses a race."
     return False
 
 
-Store.size_bytes, Store.sync_lock, Store.is_conflict = _size_bytes, _no_sync_lock, _never_conflicts
-
-
-def _reading(self: Store):
+@patch
+def reading(self: Store):
     "A session for one read operation (on a lake, one transaction: one snapshot for all its statements)."
     return self.session()
-
-
-Store.reading = _reading
