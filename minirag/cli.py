@@ -208,7 +208,21 @@ def _write(a, out, err, write) -> int:
         if a.cmd == "ingest" and not a.quiet:
             print_ingested(r, ix.engine.tables, out)
         print_counts(r, out, err)
-    return 130 if stop.asked else 1 if r.failed else 0
+    return 130 if stop.asked else _exit_code(a, r, err)
+
+
+def _exit_code(a, r, err) -> int:
+    "1 when this run failed a file; a sync's remembered failures (unchanged, not read again) warn, unless --strict."
+    from minirag.sync import REMEMBERED
+
+    known = sum(str(w).endswith(REMEMBERED) for w in r.warnings) if a.cmd == "sync" else 0
+    if known and not getattr(a, "strict", False) and r.failed == known:
+        print(
+            f"warn: {known} file(s) failed before and are unchanged, so they were not read again (exit 0; "
+            "`minirag-mcp list` shows why, `sync --strict` exits 1 for them)",
+            file=err,
+        )
+    return 1 if r.failed > known or (r.failed and getattr(a, "strict", False)) else 0
 
 
 @command(
@@ -250,12 +264,27 @@ def _ingest_url(a, out, err) -> int:
     "sync",
     "reconcile the index with the roots (or one path)",
     arg("path", nargs="?", type=str, help="folder or file inside a root (default: every root)"),
+    arg(
+        "--strict",
+        action="store_true",
+        help="exit 1 also for files that failed before and are unchanged (by default they only warn)",
+    ),
     settings=_PLACE + _MODEL + _WRITE,
     examples="""minirag-mcp sync                          # every root
   minirag-mcp sync notes/2026 --json        # one folder, counts as JSON""",
 )
 def _sync(a, out, err) -> int:
-    return _write(a, out, err, lambda ix, bar, stop: ix.sync(a.path, progress=bar, stop=stop))
+    return _write(a, out, err, lambda ix, bar, stop: _synced(ix, a.path, ix.sync(a.path, progress=bar, stop=stop)))
+
+
+def _synced(ix, path, r):
+    "A sync's report, unless its path is a typo: nothing there and nothing indexed under it (a path gone is removed)."
+    if path and not os.path.lexists(path) and not (r.deleted or r.moved or r.ingested):
+        raise MiniragError(
+            f"{path} does not exist, and nothing indexed is under it; check the path "
+            "(`minirag-mcp list` shows the files under the roots) — nothing was read or written"
+        )
+    return r
 
 # %% ../nbs/14_cli.ipynb #acd0aeb3
 SCOPE_HELP = (
@@ -397,6 +426,8 @@ def _list(a, out, err) -> int:
     for f in r.files:
         ocr = f" [ocr:{f.ocr_engine}]" if f.ocr_engine else ""
         print(f"{f.state:<14} {f.display_path}{ocr}{dated(f.date)}{labelled(f.labels)}", file=out)  # 14: outdatedScheme
+        if f.reason:  # why it failed, without the path the line already names
+            print(f"{'':<14}   {f.reason.removeprefix(f'{f.file_path}: ')}", file=out)
     for s in r.sources:
         print(f"{s.kind:<14} {s.source}{dated(s.date)}{labelled(s.labels)}", file=out)
     print_warnings(r, err)

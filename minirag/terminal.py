@@ -4,11 +4,12 @@
 
 # %% ../nbs/13b_terminal.ipynb #bca470f3
 from __future__ import annotations
-import json, os, signal, sys, textwrap, threading, time
+import json, os, re, signal, sys, textwrap, threading, time
 
 # %% auto #0
-__all__ = ['Progress', 'progress_bar', 'StopOnInterrupt', 'dated', 'labelled', 'print_query', 'print_status', 'print_warnings',
-           'print_filter_counts', 'print_error', 'print_counts', 'print_ingested', 'print_classified']
+__all__ = ['CLI_NAMES', 'Progress', 'progress_bar', 'StopOnInterrupt', 'dated', 'labelled', 'print_query', 'print_status',
+           'for_people', 'print_warnings', 'print_filter_counts', 'print_error', 'print_counts', 'print_ingested',
+           'print_classified']
 
 # %% ../nbs/13b_terminal.ipynb #34bb35ca
 class Progress:
@@ -173,10 +174,27 @@ def print_status(r: dict, out):
         print(f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}", file=out)
 
 
+CLI_NAMES = dict(  # the MCP tools a shared message may name, and the command that does the same here
+    list_files="list",
+    read_file="read",
+    read_chunk_neighbors="read-neighbors",
+    query_documents="query",
+    ingest_file="ingest",
+    ingest_url="ingest-url",
+    delete_file="delete",
+    sync_start="sync",
+)
+
+
+def for_people(msg: str) -> str:
+    "A message of the shared core as the command line says it: MCP tool names become the commands that do the same."
+    return re.sub(r"\b(" + "|".join(CLI_NAMES) + r")\b", lambda m: f"`minirag-mcp {CLI_NAMES[m[1]]}`", str(msg))
+
+
 def print_warnings(r, err):
     "One `warn:` line on stderr per warning of a result (a typed result or a report dict)."
     for w in (r.get("warnings") if isinstance(r, dict) else r.warnings) or []:
-        print(f"warn: {w}", file=err)
+        print(f"warn: {for_people(w)}", file=err)
 
 
 def print_filter_counts(r, err):
@@ -191,7 +209,7 @@ def print_filter_counts(r, err):
 
 def print_error(msg: str, kind: str, out, err, as_json: bool, code: int = 1) -> int:
     "One line on stderr; with `--json` also `{error, type}` on stdout, so a caller parsing stdout always gets JSON."
-    print(f"error: {msg}", file=err)
+    print(f"error: {for_people(msg)}", file=err)
     if as_json:
         print(json.dumps(dict(error=msg, type=kind), ensure_ascii=False), file=out)
     return code

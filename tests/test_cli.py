@@ -252,7 +252,10 @@ def test_minirag_error_with_json_is_json(corpus):
     r = cli("read", "a/nothere.md", "--json", cwd=root, env=env)
     assert r.returncode == 1 and r.stderr.startswith("error: ") and len(r.stderr.splitlines()) == 1
     e = json.loads(r.stdout)
-    assert e["type"] == "MiniragError" and e["error"] == r.stderr[len("error: "):].rstrip("\n") and "nothere.md" in e["error"]
+    # the same message; the line for people names the command where the JSON keeps the MCP tool's words
+    from minirag.terminal import for_people
+    said = r.stderr[len("error: "):].rstrip("\n")
+    assert e["type"] == "MiniragError" and for_people(e["error"]) == said and "nothere.md" in e["error"]
 
 # ---- R-L1: --json carries the fields of the MCP tool (the library call both adapt) ---------------------------
 

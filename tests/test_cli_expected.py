@@ -1,0 +1,63 @@
+"""The CLI as people expect it, driven as the installed `minirag-mcp`: typos are errors, old failures only warn,
+the model is named once, and the conventions of the tools people like (colour, short flags, stdin)."""
+import json, os
+from pathlib import Path
+import pytest
+from conftest import write
+from test_cli import CLI, ENV_VARS, cli, cli_on_terminal, _env
+
+PDF_BAD = b"%PDF-1.4 not really a PDF"
+FIELDS = ["ingested", "skipped", "moved", "deleted", "failed", "unreadable", "warnings", "scope", "seconds",
+          "skippedByFormat"]
+
+
+@pytest.fixture()
+def broken(tmp_path, model_dir):
+    "A root with one good note and one corrupt PDF, synced once (the PDF failed): (root, env, first sync)."
+    root = Path(os.path.realpath(tmp_path)) / "docs"
+    write(root, "notes/keys.md", "# Keys\n\n## Rotation\n\nRotate the signing keys every ninety days.\n")
+    (root / "bad.pdf").write_bytes(PDF_BAD)
+    env = _env(root, tmp_path / "idx", model_dir)
+    return root, env, cli("sync", cwd=root, env=env)
+
+
+def test_sync_of_a_mistyped_path_is_an_error(broken):
+    root, env, first = broken
+    assert first.returncode == 1, first.stderr  # the PDF failed in this run: a failure
+    r = cli("sync", "notse", cwd=root, env=env)  # a typo of notes
+    assert r.returncode == 1 and r.stdout == "", (r.stdout, r.stderr)
+    assert r.stderr.startswith("error: notse does not exist") and "minirag-mcp list" in r.stderr, r.stderr
+    j = cli("sync", "notse", "--json", cwd=root, env=env)
+    assert j.returncode == 1 and json.loads(j.stdout)["type"] == "MiniragError"
+    # a path that is gone but indexed is a sync's job: it leaves the index, exit 0
+    (root / "notes/keys.md").unlink()
+    gone = cli("sync", "notes/keys.md", "--json", cwd=root, env=env)
+    assert gone.returncode == 0 and json.loads(gone.stdout)["deleted"] == 1, (gone.stdout, gone.stderr)
+
+
+def test_known_failures_warn_and_new_ones_fail(broken):
+    root, env, first = broken
+    again = cli("sync", cwd=root, env=env)  # the PDF is unchanged: not read again, not a new failure
+    assert again.returncode == 0, again.stderr
+    assert "failed 1" in again.stdout and "warn: 1 file(s) failed before and are unchanged" in again.stderr
+    assert cli("sync", "--strict", "-q", cwd=root, env=env).returncode == 1
+    j = cli("sync", "--json", cwd=root, env=env)  # the JSON is the MCP tool's, field for field
+    assert j.returncode == 0 and list(json.loads(j.stdout)) == FIELDS, j.stdout
+    (root / "worse.pdf").write_bytes(PDF_BAD + b" and more")  # a new failure fails the run again
+    assert cli("sync", "-q", cwd=root, env=env).returncode == 1
+
+
+def test_plain_list_shows_why_a_file_failed(broken):
+    root, env, _ = broken
+    r = cli("list", cwd=root, env=env)
+    lines = r.stdout.splitlines()
+    i = next(i for i, line in enumerate(lines) if line.startswith("failed") and line.endswith("bad.pdf"))
+    assert "could not read the PDF" in lines[i + 1] and str(root) not in lines[i + 1], r.stdout
+
+
+def test_messages_name_commands_not_mcp_tools(broken):
+    root, env, _ = broken
+    r = cli("read", "notes/nope.md", cwd=root, env=env)
+    assert r.returncode == 1 and "list_files" not in r.stderr and "`minirag-mcp list`" in r.stderr, r.stderr
+    d = cli("delete", "bad.pdf", cwd=root, env=env)  # failed, so not in the index
+    assert d.returncode == 1 and "list_files" not in d.stderr and "`minirag-mcp list`" in d.stderr, d.stderr
