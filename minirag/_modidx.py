@@ -150,6 +150,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                              'minirag.cli._list': ('cli.html#_list', 'minirag/cli.py'),
                              'minirag.cli._list_description': ('cli.html#_list_description', 'minirag/cli.py'),
                              'minirag.cli._maintain': ('cli.html#_maintain', 'minirag/cli.py'),
+                             'minirag.cli._model_note': ('cli.html#_model_note', 'minirag/cli.py'),
+                             'minirag.cli._model_notes_held': ('cli.html#_model_notes_held', 'minirag/cli.py'),
                              'minirag.cli._query': ('cli.html#_query', 'minirag/cli.py'),
                              'minirag.cli._query_index': ('cli.html#_query_index', 'minirag/cli.py'),
                              'minirag.cli._read': ('cli.html#_read', 'minirag/cli.py'),

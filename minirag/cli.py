@@ -4,7 +4,7 @@
 
 # %% ../nbs/14_cli.ipynb #bfef7897
 from __future__ import annotations
-import argparse, json, os, sys, tempfile
+import argparse, contextlib, json, logging, os, sys, tempfile
 from pathlib import Path
 from .config import MiniragError, environment_help, installed_version, setting
 from . import tuning
@@ -99,7 +99,8 @@ def run(argv=None, out=None, err=None) -> int:
         build_parser().print_help(out)
         return 0
     try:
-        return COMMANDS[a.cmd].run(a, out, err)
+        with _model_notes_held():
+            return COMMANDS[a.cmd].run(a, out, err)
     except BrokenPipeError:
         raise  # the reader went away (`| head`): `main` ends quietly
     except MiniragError as e:
@@ -114,6 +115,18 @@ def run(argv=None, out=None, err=None) -> int:
         return print_error(msg, type(e).__name__, out, err, as_json)
 
 # %% ../nbs/14_cli.ipynb #1094357c
+@contextlib.contextmanager
+def _model_notes_held():
+    "The embedder's note on the model in use is logged by every process that loads it; a command says it once itself."
+    log = logging.getLogger("minirag")
+    held = lambda rec: rec.module != "embed"  # noqa: E731
+    log.addFilter(held)
+    try:
+        yield
+    finally:
+        log.removeFilter(held)
+
+
 def missing_root(cfg) -> str | None:
     "Why a document root cannot be used (it does not exist, or is not a folder), else None; nothing is created."
     for r in cfg.roots:
@@ -195,12 +208,14 @@ def _labels(pairs) -> dict | None:
 def _write(a, out, err, write) -> int:
     "Run `write(ix, progress, stop)` (an ingest or a sync) for a person at a terminal, or for `--json`."
     ix = _index(a, check=True)
+    was_new = not ix.store.exists()
     with progress_bar(a.quiet, err, a.cmd) as bar, StopOnInterrupt(err) as stop:
         r = write(ix, bar, stop)
         if stop.asked:
             bar.close()  # as far as it got: a full bar would claim files that were not read
         elif r.ingested or getattr(r, "deleted", 0) or getattr(r, "moved", 0):
             _keep_vectors(ix, a, err)
+    _model_note(ix, was_new, a, err)
     if a.json:
         _json(r, out)
         print_warnings(r, err)  # stdout stays pure JSON; people still see warn: lines
@@ -209,6 +224,13 @@ def _write(a, out, err, write) -> int:
             print_ingested(r, ix.engine.tables, out)
         print_counts(r, out, err)
     return 130 if stop.asked else _exit_code(a, r, err)
+
+
+def _model_note(ix, was_new: bool, a, err):
+    "Why the model in use is not the configured one, said once: after the first write into an index, never with -q."
+    note = getattr(ix.engine.embedder, "note", None)
+    if note and was_new and not a.quiet:
+        print(f"note: {note}", file=err)
 
 
 def _exit_code(a, r, err) -> int:
@@ -443,7 +465,19 @@ def _list(a, out, err) -> int:
   minirag-mcp status --json | jq .configError""",
 )
 def _status(a, out, err) -> int:
-    return _report(a, _index(a).status(), out)
+    ix = _index(a)
+    r = ix.status()
+    if a.json:
+        return _json(r, out)
+    from minirag.wire import to_wire
+
+    w = to_wire(r)
+    # first the model that answers queries: with MODEL_NAME unset, an index keeps the model it was built with
+    kept = w.get("indexedModel") and not ix.cfg.model_chosen
+    if model := w["indexedModel"] if kept else w.get("modelName"):  # a broken configuration may name none
+        print(f"model: {model}", file=out)
+    print_status({k: v for k, v in w.items() if not (kept and k == "modelName")}, out)
+    return 0
 
 
 @command(

@@ -61,3 +61,18 @@ def test_messages_name_commands_not_mcp_tools(broken):
     assert r.returncode == 1 and "list_files" not in r.stderr and "`minirag-mcp list`" in r.stderr, r.stderr
     d = cli("delete", "bad.pdf", cwd=root, env=env)  # failed, so not in the index
     assert d.returncode == 1 and "list_files" not in d.stderr and "`minirag-mcp list`" in d.stderr, d.stderr
+
+
+def test_the_model_note_is_said_once_and_never_with_quiet(broken):
+    root, env, _ = broken
+    unset = {k: v for k, v in env.items() if k != "MODEL_NAME"}  # the index keeps the packaged model it was built with
+    q = cli("query", "signing keys", "-q", cwd=root, env=unset)
+    assert q.returncode == 0 and q.stderr == "", q.stderr  # no note on a query, and nothing at all with -q
+    assert "MODEL_NAME" not in cli("query", "signing keys", cwd=root, env=unset).stderr
+    s = cli("status", cwd=root, env=unset)
+    first, rest = s.stdout.splitlines()[0], s.stdout.splitlines()[1:]
+    assert first.startswith("model: local:all-MiniLM-L6-v2"), s.stdout  # first: the model that answers queries
+    assert not any(line.startswith("modelName: intfloat") for line in rest), s.stdout
+    assert any(line.startswith("modelNote: ") for line in rest) and s.stderr == "", (s.stdout, s.stderr)
+    j = json.loads(cli("status", "--json", cwd=root, env=unset).stdout)
+    assert j["modelName"] == "intfloat/multilingual-e5-small"  # the JSON is the MCP tool's, unchanged
