@@ -205,6 +205,17 @@ def _labels(pairs) -> dict | None:
     return out
 
 # %% ../nbs/14_cli.ipynb #e8ecbc55
+def _reads(what: str):
+    "A --help's first paragraph that also says which files are documents at all, and what each type needs."
+
+    def description() -> str:
+        from minirag.formats.convert import formats_help
+
+        return f"{what}\n\n{formats_help()}"
+
+    return description
+
+
 def _write(a, out, err, write) -> int:
     "Run `write(ix, progress, stop)` (an ingest or a sync) for a person at a terminal, or for `--json`."
     ix = _index(a, check=True)
@@ -258,6 +269,7 @@ def _exit_code(a, r, err) -> int:
         help="file or folder inside a root (relative to the current directory)",
     ),
     settings=_PLACE + _MODEL + _WRITE,
+    description=_reads("index files or folders (recursive; never deletes)"),
     examples="""minirag-mcp ingest notes                 # a folder, recursively (relative to here)
   minirag-mcp ingest a.pdf b.docx -q       # two files, counts only""",
 )
@@ -292,6 +304,7 @@ def _ingest_url(a, out, err) -> int:
         help="exit 1 also for files that failed before and are unchanged (by default they only warn)",
     ),
     settings=_PLACE + _MODEL + _WRITE,
+    description=_reads("reconcile the index with the roots (or one path)"),
     examples="""minirag-mcp sync                          # every root
   minirag-mcp sync notes/2026 --json        # one folder, counts as JSON""",
 )
@@ -349,15 +362,17 @@ def _query_index(a):
 @command(
     "query",
     "hybrid search (vectors + keywords)",
-    arg("query", type=str, help="a question, keywords or an exact identifier"),
+    arg("query", type=str, help="a question, keywords or an exact identifier; - reads it from stdin"),
     arg(
+        "-k",
+        "-n",
         "--top-k",
         type=top_k,
         default=8,
         metavar="N",
         help="hits to return, 1..100; larger values are clamped to 100 (default: 8)",
     ),
-    arg("--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP),
+    arg("-s", "--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP),
     arg(
         "--weight",
         type=fraction,
@@ -373,6 +388,8 @@ def _query_index(a):
   minirag-mcp query "minutes" --date-from 2026-08-01 --label type=minutes   # dated in August or later""",
 )
 def _query(a, out, err) -> int:
+    if a.query == "-":  # `echo question | minirag-mcp query -`
+        a.query = sys.stdin.read().strip()
     ix = _query_index(a)
     ix.cfg.check()
     labels, scopes = _labels(a.label), _scopes(a.scope)
@@ -421,24 +438,17 @@ def _read(a, out, err) -> int:
     return 0
 
 
-def _list_description() -> str:
-    "`list --help` also says which files are documents at all, and what each type needs."
-    from minirag.formats.convert import formats_help
-
-    return "files under the roots and their index state\n\n" + formats_help()
-
-
 @command(
     "list",
     "files under the roots and their index state",
-    arg("--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP),
+    arg("-s", "--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP),
     *FILTERS,
     arg("--sort", type=str, choices=["date"], help="date: newest first, undated last"),
     settings=_PLACE + ("RAG_OCR_LANG",),
     examples="""minirag-mcp list
   minirag-mcp list --scope notes/2026 --scope drafts --json
   minirag-mcp list --sort date --date-from 2026-01-01                        # newest first""",
-    description=_list_description,
+    description=_reads("files under the roots and their index state"),
 )
 def _list(a, out, err) -> int:
     ix = _index(a, check=True)

@@ -76,3 +76,21 @@ def test_the_model_note_is_said_once_and_never_with_quiet(broken):
     assert any(line.startswith("modelNote: ") for line in rest) and s.stderr == "", (s.stdout, s.stderr)
     j = json.loads(cli("status", "--json", cwd=root, env=unset).stdout)
     assert j["modelName"] == "intfloat/multilingual-e5-small"  # the JSON is the MCP tool's, unchanged
+
+
+def test_short_flags_stdin_and_a_mistyped_flag(broken):
+    root, env, _ = broken
+    long = cli("query", "signing keys", "--top-k", "1", "--scope", "notes", "--json", cwd=root, env=env)
+    short = cli("query", "-", "-k", "1", "-s", "notes", "--json", cwd=root, env=env, input="signing keys\n")
+    assert short.returncode == 0 and json.loads(short.stdout) == json.loads(long.stdout), short.stderr
+    assert len(json.loads(short.stdout)["results"]) == 1
+    assert cli("query", "signing keys", "-n", "1", "--json", cwd=root, env=env).returncode == 0
+    typo = cli("query", "keys", "--topk", "3", cwd=root, env=env)
+    assert typo.returncode == 2 and typo.stderr.rstrip().endswith("did you mean '--top-k'?"), typo.stderr
+    assert "did you mean '--scope'?" in cli("list", "--scoep", "notes", cwd=root, env=env).stderr
+
+
+def test_sync_and_ingest_help_say_what_is_read(tmp_path):
+    for name in ("sync", "ingest"):
+        r = cli(name, "--help", cwd=tmp_path, env=dict(os.environ))
+        assert r.returncode == 0 and "formats read" in r.stdout and ".pdf" in r.stdout, r.stdout
