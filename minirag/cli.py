@@ -396,7 +396,7 @@ def _query(a, out, err) -> int:
     r = ix.query(a.query, a.top_k, scopes, a.weight, labels, date_from=a.date_from, date_to=a.date_to)
     if a.json:
         return _json(r, out)
-    print_query(r, out)
+    print_query(r, out, a.query)
     print_warnings(r, err)
     print_filter_counts(r, err)
     return 0

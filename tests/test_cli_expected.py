@@ -94,3 +94,34 @@ def test_sync_and_ingest_help_say_what_is_read(tmp_path):
     for name in ("sync", "ingest"):
         r = cli(name, "--help", cwd=tmp_path, env=dict(os.environ))
         assert r.returncode == 0 and "formats read" in r.stdout and ".pdf" in r.stdout, r.stdout
+
+
+def _stdout_on_terminal(*args, cwd, env) -> str:
+    "What a person sees with stdout on a pseudo-terminal."
+    import pty, subprocess
+    master, slave = pty.openpty()
+    p = subprocess.Popen([CLI, *args], stdout=slave, stderr=subprocess.DEVNULL, cwd=cwd, env=env)
+    os.close(slave)
+    seen = []
+    while True:
+        try:
+            b = os.read(master, 65536)
+        except OSError:
+            break
+        if not b:
+            break
+        seen.append(b)
+    p.wait(timeout=300)
+    os.close(master)
+    return b"".join(seen).decode("utf-8", "replace")
+
+
+def test_hits_in_colour_on_a_terminal_with_their_breadcrumb(broken):
+    root, env, _ = broken
+    seen = _stdout_on_terminal("query", "signing keys", "-k", "1", cwd=root, env=env)
+    assert "\033[1;33mkeys\033[0m" in seen and "\033[1;33msigning\033[0m" in seen, seen
+    assert "§ Keys › Rotation" in seen, seen
+    plain = _stdout_on_terminal("query", "signing keys", "-k", "1", cwd=root, env=dict(env, NO_COLOR="1"))
+    assert "\033[" not in plain and "signing keys" in plain.lower(), plain
+    piped = cli("query", "signing keys", "-k", "1", cwd=root, env=env)
+    assert "\033[" not in piped.stdout and "   § Keys › Rotation\n" in piped.stdout, piped.stdout
