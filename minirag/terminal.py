@@ -8,7 +8,7 @@ import json, os, re, signal, sys, textwrap, threading, time
 
 # %% auto #0
 __all__ = ['CLI_NAMES', 'Progress', 'progress_bar', 'StopOnInterrupt', 'dated', 'labelled', 'in_colour', 'highlight',
-           'breadcrumb', 'print_query', 'print_status', 'for_people', 'print_warnings', 'print_filter_counts',
+           'section_path', 'print_query', 'print_status', 'for_people', 'print_warnings', 'print_filter_counts',
            'print_error', 'print_counts', 'print_ingested', 'print_classified']
 
 # %% ../nbs/13b_terminal.ipynb #34bb35ca
@@ -157,7 +157,7 @@ def highlight(text: str, query: str) -> str:
     return pattern.sub(lambda m: f"\033[1;33m{m[0]}\033[0m", text)
 
 
-def breadcrumb(section_head: str) -> str:
+def section_path(section_head: str) -> str:
     "A section's Markdown headings as one line: `Keys › Rotation`."
     heads = [line.lstrip("#").strip() for line in (section_head or "").splitlines() if line.strip()]
     return " › ".join(h for h in heads if h)
@@ -181,7 +181,7 @@ def print_query(r, out, query: str = ""):
             f"k#{_rank(h.keyword_rank)}",
             file=out,
         )
-        if crumbs := breadcrumb(h.section_head):  # the headings of the section it is in
+        if crumbs := section_path(h.section_head):  # the headings of the section it is in
             print(f"   § {crumbs}", file=out)
         if h.parent_id in shown:
             print("   (same section as above)", file=out)
