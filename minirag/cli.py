@@ -4,7 +4,7 @@
 
 # %% ../nbs/14_cli.ipynb #bfef7897
 from __future__ import annotations
-import argparse, json, os, sys, tempfile
+import argparse, contextlib, json, logging, os, sys, tempfile
 from pathlib import Path
 from .config import MiniragError, environment_help, installed_version, setting
 from . import tuning
@@ -99,7 +99,8 @@ def run(argv=None, out=None, err=None) -> int:
         build_parser().print_help(out)
         return 0
     try:
-        return COMMANDS[a.cmd].run(a, out, err)
+        with _model_notes_held():
+            return COMMANDS[a.cmd].run(a, out, err)
     except BrokenPipeError:
         raise  # the reader went away (`| head`): `main` ends quietly
     except MiniragError as e:
@@ -114,6 +115,18 @@ def run(argv=None, out=None, err=None) -> int:
         return print_error(msg, type(e).__name__, out, err, as_json)
 
 # %% ../nbs/14_cli.ipynb #1094357c
+@contextlib.contextmanager
+def _model_notes_held():
+    "The embedder's note on the model in use is logged by every process that loads it; a command says it once itself."
+    log = logging.getLogger("minirag")
+    held = lambda rec: rec.module != "embed"  # noqa: E731
+    log.addFilter(held)
+    try:
+        yield
+    finally:
+        log.removeFilter(held)
+
+
 def missing_root(cfg) -> str | None:
     "Why a document root cannot be used (it does not exist, or is not a folder), else None; nothing is created."
     for r in cfg.roots:
@@ -192,15 +205,28 @@ def _labels(pairs) -> dict | None:
     return out
 
 # %% ../nbs/14_cli.ipynb #e8ecbc55
+def _reads(what: str):
+    "A --help's first paragraph that also says which files are documents at all, and what each type needs."
+
+    def description() -> str:
+        from minirag.formats.convert import formats_help
+
+        return f"{what}\n\n{formats_help()}"
+
+    return description
+
+
 def _write(a, out, err, write) -> int:
     "Run `write(ix, progress, stop)` (an ingest or a sync) for a person at a terminal, or for `--json`."
     ix = _index(a, check=True)
+    was_new = not ix.store.exists()
     with progress_bar(a.quiet, err, a.cmd) as bar, StopOnInterrupt(err) as stop:
         r = write(ix, bar, stop)
         if stop.asked:
             bar.close()  # as far as it got: a full bar would claim files that were not read
         elif r.ingested or getattr(r, "deleted", 0) or getattr(r, "moved", 0):
             _keep_vectors(ix, a, err)
+    _model_note(ix, was_new, a, err)
     if a.json:
         _json(r, out)
         print_warnings(r, err)  # stdout stays pure JSON; people still see warn: lines
@@ -208,7 +234,28 @@ def _write(a, out, err, write) -> int:
         if a.cmd == "ingest" and not a.quiet:
             print_ingested(r, ix.engine.tables, out)
         print_counts(r, out, err)
-    return 130 if stop.asked else 1 if r.failed else 0
+    return 130 if stop.asked else _exit_code(a, r, err)
+
+
+def _model_note(ix, was_new: bool, a, err):
+    "Why the model in use is not the configured one, said once: after the first write into an index, never with -q."
+    note = getattr(ix.engine.embedder, "note", None)
+    if note and was_new and not a.quiet:
+        print(f"note: {note}", file=err)
+
+
+def _exit_code(a, r, err) -> int:
+    "1 when this run failed a file; a sync's remembered failures (unchanged, not read again) warn, unless --strict."
+    from minirag.sync import REMEMBERED
+
+    known = sum(str(w).endswith(REMEMBERED) for w in r.warnings) if a.cmd == "sync" else 0
+    if known and not getattr(a, "strict", False) and r.failed == known:
+        print(
+            f"warn: {known} file(s) failed before and are unchanged, so they were not read again (exit 0; "
+            "`minirag-mcp list` shows why, `sync --strict` exits 1 for them)",
+            file=err,
+        )
+    return 1 if r.failed > known or (r.failed and getattr(a, "strict", False)) else 0
 
 
 @command(
@@ -222,6 +269,7 @@ def _write(a, out, err, write) -> int:
         help="file or folder inside a root (relative to the current directory)",
     ),
     settings=_PLACE + _MODEL + _WRITE,
+    description=_reads("index files or folders (recursive; never deletes)"),
     examples="""minirag-mcp ingest notes                 # a folder, recursively (relative to here)
   minirag-mcp ingest a.pdf b.docx -q       # two files, counts only""",
 )
@@ -250,12 +298,28 @@ def _ingest_url(a, out, err) -> int:
     "sync",
     "reconcile the index with the roots (or one path)",
     arg("path", nargs="?", type=str, help="folder or file inside a root (default: every root)"),
+    arg(
+        "--strict",
+        action="store_true",
+        help="exit 1 also for files that failed before and are unchanged (by default they only warn)",
+    ),
     settings=_PLACE + _MODEL + _WRITE,
+    description=_reads("reconcile the index with the roots (or one path)"),
     examples="""minirag-mcp sync                          # every root
   minirag-mcp sync notes/2026 --json        # one folder, counts as JSON""",
 )
 def _sync(a, out, err) -> int:
-    return _write(a, out, err, lambda ix, bar, stop: ix.sync(a.path, progress=bar, stop=stop))
+    return _write(a, out, err, lambda ix, bar, stop: _synced(ix, a.path, ix.sync(a.path, progress=bar, stop=stop)))
+
+
+def _synced(ix, path, r):
+    "A sync's report, unless its path is a typo: nothing there and nothing indexed under it (a path gone is removed)."
+    if path and not os.path.lexists(path) and not (r.deleted or r.moved or r.ingested):
+        raise MiniragError(
+            f"{path} does not exist, and nothing indexed is under it; check the path "
+            "(`minirag-mcp list` shows the files under the roots) — nothing was read or written"
+        )
+    return r
 
 # %% ../nbs/14_cli.ipynb #acd0aeb3
 SCOPE_HELP = (
@@ -298,15 +362,17 @@ def _query_index(a):
 @command(
     "query",
     "hybrid search (vectors + keywords)",
-    arg("query", type=str, help="a question, keywords or an exact identifier"),
+    arg("query", type=str, help="a question, keywords or an exact identifier; - reads it from stdin"),
     arg(
+        "-k",
+        "-n",
         "--top-k",
         type=top_k,
         default=8,
         metavar="N",
         help="hits to return, 1..100; larger values are clamped to 100 (default: 8)",
     ),
-    arg("--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP),
+    arg("-s", "--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP),
     arg(
         "--weight",
         type=fraction,
@@ -322,13 +388,15 @@ def _query_index(a):
   minirag-mcp query "minutes" --date-from 2026-08-01 --label type=minutes   # dated in August or later""",
 )
 def _query(a, out, err) -> int:
+    if a.query == "-":  # `echo question | minirag-mcp query -`
+        a.query = sys.stdin.read().strip()
     ix = _query_index(a)
     ix.cfg.check()
     labels, scopes = _labels(a.label), _scopes(a.scope)
     r = ix.query(a.query, a.top_k, scopes, a.weight, labels, date_from=a.date_from, date_to=a.date_to)
     if a.json:
         return _json(r, out)
-    print_query(r, out)
+    print_query(r, out, a.query)
     print_warnings(r, err)
     print_filter_counts(r, err)
     return 0
@@ -370,24 +438,17 @@ def _read(a, out, err) -> int:
     return 0
 
 
-def _list_description() -> str:
-    "`list --help` also says which files are documents at all, and what each type needs."
-    from minirag.formats.convert import formats_help
-
-    return "files under the roots and their index state\n\n" + formats_help()
-
-
 @command(
     "list",
     "files under the roots and their index state",
-    arg("--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP),
+    arg("-s", "--scope", action="append", type=str, metavar="SCOPE", help=SCOPE_HELP),
     *FILTERS,
     arg("--sort", type=str, choices=["date"], help="date: newest first, undated last"),
     settings=_PLACE + ("RAG_OCR_LANG",),
     examples="""minirag-mcp list
   minirag-mcp list --scope notes/2026 --scope drafts --json
   minirag-mcp list --sort date --date-from 2026-01-01                        # newest first""",
-    description=_list_description,
+    description=_reads("files under the roots and their index state"),
 )
 def _list(a, out, err) -> int:
     ix = _index(a, check=True)
@@ -397,6 +458,8 @@ def _list(a, out, err) -> int:
     for f in r.files:
         ocr = f" [ocr:{f.ocr_engine}]" if f.ocr_engine else ""
         print(f"{f.state:<14} {f.display_path}{ocr}{dated(f.date)}{labelled(f.labels)}", file=out)  # 14: outdatedScheme
+        if f.reason:  # why it failed, without the path the line already names
+            print(f"{'':<14}   {f.reason.removeprefix(f'{f.file_path}: ')}", file=out)
     for s in r.sources:
         print(f"{s.kind:<14} {s.source}{dated(s.date)}{labelled(s.labels)}", file=out)
     print_warnings(r, err)
@@ -412,7 +475,19 @@ def _list(a, out, err) -> int:
   minirag-mcp status --json | jq .configError""",
 )
 def _status(a, out, err) -> int:
-    return _report(a, _index(a).status(), out)
+    ix = _index(a)
+    r = ix.status()
+    if a.json:
+        return _json(r, out)
+    from minirag.wire import to_wire
+
+    w = to_wire(r)
+    # first the model that answers queries: with MODEL_NAME unset, an index keeps the model it was built with
+    kept = w.get("indexedModel") and not ix.cfg.model_chosen
+    if model := w["indexedModel"] if kept else w.get("modelName"):  # a broken configuration may name none
+        print(f"model: {model}", file=out)
+    print_status({k: v for k, v in w.items() if not (kept and k == "modelName")}, out)
+    return 0
 
 
 @command(

@@ -134,7 +134,19 @@ class CliParser(argparse.ArgumentParser):
             names = [c for c in re.findall(r"'([^']*)'", message[m.end() :])]
             close = difflib.get_close_matches(m.group(2), names, n=1, cutoff=0.5)
             message += f"; did you mean '{close[0]}'?" if close else ""
+        elif message.startswith("unrecognized arguments: "):  # a mistyped flag: name the closest the command takes
+            message += self._closest_flag(message.split(": ", 1)[1].split())
         raise UsageError(message, self)
+
+    def _closest_flag(self, given: list[str]) -> str:
+        "'; did you mean ...?' for the first unknown flag with a close match among the flags of the parsers built."
+        subs = [a.choices.values() for a in self._actions if isinstance(a, argparse._SubParsersAction)]
+        parsers = [self] + [p for c in subs for p in c if isinstance(p, argparse.ArgumentParser)]
+        flags = [f for p in parsers for f in p._option_string_actions if f.startswith("--")]
+        for g in (g.split("=", 1)[0] for g in given if g.startswith("--")):
+            if close := difflib.get_close_matches(g, flags, n=1, cutoff=0.6):
+                return f"; did you mean '{close[0]}'?"
+        return ""
 
 
 class _Named:

@@ -21,8 +21,8 @@ from .results import Fields
 from .formats import convert as formats
 
 # %% auto #0
-__all__ = ['COUNT_KEYS', 'SyncBusyError', 'SyncLock', 'SyncPlan', 'plan_sync', 'SyncReport', 'sync_scope', 'still_failing',
-           'sync']
+__all__ = ['COUNT_KEYS', 'REMEMBERED', 'SyncBusyError', 'SyncLock', 'SyncPlan', 'plan_sync', 'SyncReport', 'sync_scope',
+           'still_failing', 'sync']
 
 # %% ../nbs/07b_sync.ipynb #95d0fc15
 class SyncBusyError(MiniragError):
@@ -284,6 +284,9 @@ def still_failing(p: Path, f: dict, known_hash: str | None = None) -> bool:
         return False
 
 
+REMEMBERED = "(unchanged since it failed; not read again)"  # ends the warning of a failure not read again
+
+
 def _remembered(tables, failed: dict, plan: SyncPlan, scope, context: str) -> tuple[list, list[str]]:
     "Split plan.ingest into files to read and reasons of unchanged failed files."
     # the failures of files gone, ignored or back to their indexed bytes are forgotten
@@ -293,7 +296,7 @@ def _remembered(tables, failed: dict, plan: SyncPlan, scope, context: str) -> tu
     for p, root, h in plan.ingest:
         f = failed.get(str(p))
         if f and f["context"] == context and still_failing(p, f, h):
-            reasons.append(f"{f['reason']} (unchanged since it failed; not read again)")
+            reasons.append(f"{f['reason']} {REMEMBERED}")
         else:
             todo.append((p, root, h))
     again = {str(p) for p, _, _ in plan.ingest}  # anything else in scope is gone, ignored, or skipped as indexed

@@ -4,11 +4,12 @@
 
 # %% ../nbs/13b_terminal.ipynb #bca470f3
 from __future__ import annotations
-import json, os, signal, sys, textwrap, threading, time
+import json, os, re, signal, sys, textwrap, threading, time
 
 # %% auto #0
-__all__ = ['Progress', 'progress_bar', 'StopOnInterrupt', 'dated', 'labelled', 'print_query', 'print_status', 'print_warnings',
-           'print_filter_counts', 'print_error', 'print_counts', 'print_ingested', 'print_classified']
+__all__ = ['CLI_NAMES', 'Progress', 'progress_bar', 'StopOnInterrupt', 'dated', 'labelled', 'in_colour', 'highlight',
+           'section_path', 'print_query', 'print_status', 'for_people', 'print_warnings', 'print_filter_counts',
+           'print_error', 'print_counts', 'print_ingested', 'print_classified']
 
 # %% ../nbs/13b_terminal.ipynb #34bb35ca
 class Progress:
@@ -141,8 +142,32 @@ def _rank(r: int | None) -> str:
     return "-" if r is None else str(r + 1)
 
 
-def print_query(r, out):
-    "A `QueryResult` for people: one line per hit, each section once (cut at 700 characters), the sources to cite."
+def in_colour(out) -> bool:
+    "Colour only for a terminal, and never when NO_COLOR is set (no-color.org) or the terminal is dumb."
+    on_tty = hasattr(out, "isatty") and out.isatty()
+    return on_tty and not os.environ.get("NO_COLOR") and os.environ.get("TERM") != "dumb"
+
+
+def highlight(text: str, query: str) -> str:
+    "The query's words (two letters or more) in bold yellow, whatever their case."
+    words = sorted({w for w in re.findall(r"\w{2,}", query)}, key=len, reverse=True)
+    if not words:
+        return text
+    pattern = re.compile("|".join(map(re.escape, words)), re.IGNORECASE)
+    return pattern.sub(lambda m: f"\033[1;33m{m[0]}\033[0m", text)
+
+
+def section_path(section_head: str) -> str:
+    "A section's Markdown headings as one line: `Keys › Rotation`."
+    heads = [line.lstrip("#").strip() for line in (section_head or "").splitlines() if line.strip()]
+    return " › ".join(h for h in heads if h)
+
+
+def print_query(r, out, query: str = ""):
+    "A `QueryResult` for people: one line per hit with its section's headings, each section once (cut at 700"
+    "characters), the sources to cite; on a terminal in colour, the query's words highlighted."
+    colour = in_colour(out)
+    bold = (lambda s: f"\033[1m{s}\033[0m") if colour else (lambda s: s)
     if not r.hits:
         print("no results", file=out)
         return
@@ -152,16 +177,20 @@ def print_query(r, out):
         d = "—" if h.distance is None else f"{h.distance:.3f}"
         where = f"{paths.get(h.source, h.source)}  chunk {h.chunk_index}"
         print(
-            f"{i}. {where}  score {h.score:.4f}  distance {d}  v#{_rank(h.vector_rank)} k#{_rank(h.keyword_rank)}",
+            f"{bold(f'{i}. {where}')}  score {h.score:.4f}  distance {d}  v#{_rank(h.vector_rank)} "
+            f"k#{_rank(h.keyword_rank)}",
             file=out,
         )
+        if crumbs := section_path(h.section_head):  # the headings of the section it is in
+            print(f"   § {crumbs}", file=out)
         if h.parent_id in shown:
             print("   (same section as above)", file=out)
             continue
         shown.add(h.parent_id)
         sec = r.sections.get(h.parent_id, "")
         body = sec if len(sec) <= 700 else sec[:700].rstrip() + " …"
-        print(textwrap.indent(body.strip(), "   │ ", lambda line: True), file=out)
+        body = highlight(body.strip(), query) if colour and query else body.strip()
+        print(textwrap.indent(body, "   │ ", lambda line: True), file=out)
     print("\nsources: " + ", ".join(s.display_path + dated(s.date) + labelled(s.labels) for s in r.sources), file=out)
 
 # %% ../nbs/13b_terminal.ipynb #ee22aa2a
@@ -173,10 +202,27 @@ def print_status(r: dict, out):
         print(f"{k}: {', '.join(map(str, v)) if isinstance(v, list) else v}", file=out)
 
 
+CLI_NAMES = dict(  # the MCP tools a shared message may name, and the command that does the same here
+    list_files="list",
+    read_file="read",
+    read_chunk_neighbors="read-neighbors",
+    query_documents="query",
+    ingest_file="ingest",
+    ingest_url="ingest-url",
+    delete_file="delete",
+    sync_start="sync",
+)
+
+
+def for_people(msg: str) -> str:
+    "A message of the shared core as the command line says it: MCP tool names become the commands that do the same."
+    return re.sub(r"\b(" + "|".join(CLI_NAMES) + r")\b", lambda m: f"`minirag-mcp {CLI_NAMES[m[1]]}`", str(msg))
+
+
 def print_warnings(r, err):
     "One `warn:` line on stderr per warning of a result (a typed result or a report dict)."
     for w in (r.get("warnings") if isinstance(r, dict) else r.warnings) or []:
-        print(f"warn: {w}", file=err)
+        print(f"warn: {for_people(w)}", file=err)
 
 
 def print_filter_counts(r, err):
@@ -191,7 +237,7 @@ def print_filter_counts(r, err):
 
 def print_error(msg: str, kind: str, out, err, as_json: bool, code: int = 1) -> int:
     "One line on stderr; with `--json` also `{error, type}` on stdout, so a caller parsing stdout always gets JSON."
-    print(f"error: {msg}", file=err)
+    print(f"error: {for_people(msg)}", file=err)
     if as_json:
         print(json.dumps(dict(error=msg, type=kind), ensure_ascii=False), file=out)
     return code

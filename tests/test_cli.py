@@ -216,10 +216,10 @@ def test_top_k_above_the_maximum_is_clamped_not_refused(corpus):
     assert q["results"] and len(q["results"]) <= 100
     for bad in ("0", "-3"):
         r = cli("query", "zebra", "--top-k", bad, cwd=root, env=env)
-        assert r.returncode == 2 and "argument --top-k:" in r.stderr and "at least 1" in r.stderr, r.stderr
+        assert r.returncode == 2 and "argument -k/-n/--top-k:" in r.stderr and "at least 1" in r.stderr, r.stderr
 
 @pytest.mark.parametrize("argv,option", [
-    (["query", "x", "--top-k", "abc"], "--top-k"), (["query", "x", "--top-k", "0"], "--top-k"), (["query", "x", "--weight", "2"], "--weight"),
+    (["query", "x", "--top-k", "abc"], "-k/-n/--top-k"), (["query", "x", "--top-k", "0"], "-k/-n/--top-k"), (["query", "x", "--weight", "2"], "--weight"),
     (["query", "x", "--weight", "nan"], "--weight"), (["read-neighbors", "--chunk-index", "x"], "--chunk-index"),
     (["read-neighbors", "--chunk-index", "1", "--before", "-1"], "--before"), (["read-neighbors", "--chunk-index", "1", "--after", "51"], "--after"),
     (["eval", "d", "--weights", "0,5"], "--weights"), (["eval", "d", "--limit-queries", "0"], "--limit-queries")])
@@ -252,7 +252,10 @@ def test_minirag_error_with_json_is_json(corpus):
     r = cli("read", "a/nothere.md", "--json", cwd=root, env=env)
     assert r.returncode == 1 and r.stderr.startswith("error: ") and len(r.stderr.splitlines()) == 1
     e = json.loads(r.stdout)
-    assert e["type"] == "MiniragError" and e["error"] == r.stderr[len("error: "):].rstrip("\n") and "nothere.md" in e["error"]
+    # the same message; the line for people names the command where the JSON keeps the MCP tool's words
+    from minirag.terminal import for_people
+    said = r.stderr[len("error: "):].rstrip("\n")
+    assert e["type"] == "MiniragError" and for_people(e["error"]) == said and "nothere.md" in e["error"]
 
 # ---- R-L1: --json carries the fields of the MCP tool (the library call both adapt) ---------------------------
 
