@@ -79,7 +79,8 @@ def test_readme_installs_this_package_not_a_namesake_from_pypi():
     assert "pip install ." in readme and "uv tool install ." in readme and "uvx --from /path/to/minirag" in readme
     import re
 
-    lean = [m for m in re.finditer(r"pip install minirag(\s|$|`)", readme) if "finds nothing" not in readme[m.end():][:20]]
+    said = re.finditer(r"pip install minirag(\s|$|`)", readme)
+    lean = [m for m in said if "finds nothing" not in readme[m.end():][:20]]
     assert not lean, "pip install minirag finds nothing on PyPI"
     launches = re.findall(r'"command":\s*"uvx",\s*"args":\s*\[([^\]]*)\]', readme)
     assert launches and all('"--from"' in a for a in launches), launches
