@@ -1,16 +1,47 @@
 # The README's commands. `make demo` installs the package and runs the main job on the bundled samples;
-# `make test` installs the test extras and runs every notebook and test. Both work in a fresh venv.
+# `make test` installs the test extras and runs every notebook and test. Both work on a fresh machine: they create
+# a local virtual environment in .venv (with uv when it is on PATH, else python3 -m venv) and install into it, so
+# a system Python that refuses pip (Debian's externally-managed-environment) is never touched.
+# An active virtual environment is used as it is; `make test PY=python3` (what .ci/run does) uses that interpreter
+# and its pip directly, with no .venv.
 # Tests needing a system tool pip cannot install (tesseract…) are skipped with the apt-get line when it is
 # missing; MINIRAG_REQUIRE_SYSTEM_TOOLS=1 (set by .ci/run) turns those skips into failures.
-PY ?= python3
+VENV ?= .venv
+UV := $(shell command -v uv 2>/dev/null)
+
+ifeq ($(origin PY),undefined)
+ifdef VIRTUAL_ENV
+PY := python3
+else
+PY := $(VENV)/bin/python
+ENV_READY := $(VENV)/bin/python
+export PATH := $(abspath $(VENV))/bin:$(PATH)
+export VIRTUAL_ENV := $(abspath $(VENV))
+endif
+endif
+
+ifneq ($(UV),)
+PIP = $(UV) pip install -q --python $(PY)
+else
 PIP = $(PY) -m pip install -q
+endif
 
-.PHONY: install install-test demo test nbtest pytest bench outputs
+.PHONY: venv install install-test demo test nbtest pytest bench outputs
 
-install:  ## the package alone: MCP server, CLI and ingest (no notebook layer, no OCR)
+$(VENV)/bin/python:
+ifneq ($(UV),)
+	$(UV) venv -q $(VENV)
+else
+	python3 -m venv $(VENV) || { rm -rf $(VENV); \
+	  echo "make: python3 -m venv failed: install uv, or on Debian/Ubuntu apt-get install python3-venv" >&2; exit 1; }
+endif
+
+venv: $(ENV_READY)  ## the local virtual environment the other targets install into
+
+install: $(ENV_READY)  ## the package alone: MCP server, CLI and ingest (no notebook layer, no OCR)
 	$(PIP) -e .
 
-install-test:  ## everything the tests use: dev tools, the OCR, notebook, team (DuckLake) and outlook (.msg) extras
+install-test: $(ENV_READY)  ## everything the tests use: dev tools, the OCR, notebook, team (DuckLake) and outlook (.msg) extras
 	$(PIP) -e '.[dev,ocr,notebook,team,outlook]'
 
 demo: install

@@ -346,7 +346,7 @@ def http_app(
     url: str | None = None,  # the public URL of /mcp (default: this address)
     max_body: int = DEFAULT_MAX_REQUEST_BODY_SIZE,  # larger request bodies get 413
 ):
-    "The ASGI app: MCP at /mcp, /health, and the protected-resource metadata when tokens are required."
+    "The ASGI app: MCP at /mcp, /health, and the protected-resource metadata when an OAuth issuer is configured."
     url = url or f"http://{host_port(host, port)}/mcp"
 
     @srv.custom_route("/health", methods=["GET"])
@@ -363,7 +363,9 @@ def http_app(
         session_idle_timeout=setting("MINIRAG_HTTP_SESSION_IDLE"),
     )
     u = urlsplit(url)
-    metadata = f"{u.scheme}://{u.netloc}/.well-known/oauth-protected-resource{u.path}" if srv.lock else None
+    auth = srv.settings.auth  # resource metadata only when it has an authorization server to name (an issuer)
+    published = srv.lock and auth is not None and auth.resource_server_url is not None
+    metadata = f"{u.scheme}://{u.netloc}/.well-known/oauth-protected-resource{u.path}" if published else None
     for route in app.routes:
         if getattr(route, "path", None) == "/mcp":
             inner = route.app.app if isinstance(route.app, RequireAuthMiddleware) else route.app  # the guard decides
@@ -408,8 +410,8 @@ def auth_for(store: TokenStore, url: str, issuer: str | None = None, jwks: str |
         jv = JWTVerifier(issuer, jwks, url)  # the audience is this server
     u = urlsplit(url)
     auth = AuthSettings(
-        issuer_url=issuer or f"{u.scheme}://{u.netloc}",  # without an issuer, tokens are made here (`token add`)
-        resource_server_url=url,
+        issuer_url=issuer or f"{u.scheme}://{u.netloc}",  # the SDK requires one; published only when it is an issuer
+        resource_server_url=url if issuer else None,  # no issuer: no metadata naming this server as one
         validate_token_resource=False,  # the verifiers check the audience themselves
     )
     return auth, Verifiers(StoreVerifier(store), jv, always)

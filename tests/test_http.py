@@ -171,7 +171,8 @@ def test_health_needs_no_token_and_tells_a_stranger_only_ok(served):
     assert "alpha" not in r.text and "docs" not in r.text
 
 
-def test_no_token_or_a_bad_one_is_401_naming_the_metadata(served):
+def test_no_token_or_a_bad_one_is_401_and_no_oauth_metadata_without_an_issuer(served):
+    "Only this server's own tokens: no authorization server to name, so no metadata naming this server as one."
     init = rpc(
         "initialize", {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
     )
@@ -184,10 +185,10 @@ def test_no_token_or_a_bad_one_is_401_naming_the_metadata(served):
         r = served.post(init, headers)
         assert r.status_code == 401, (headers, r.status_code)
         www = r.headers["www-authenticate"]
-        assert www.startswith("Bearer ") and 'resource_metadata="' in www
-    meta_url = www.split('resource_metadata="')[1].split('"')[0]
-    meta = httpx.get(meta_url, timeout=10).json()
-    assert meta["resource"] == served.url
+        assert www.startswith("Bearer ") and "resource_metadata" not in www, www
+    root = served.url.removesuffix("/mcp")
+    for path in ("oauth-protected-resource/mcp", "oauth-protected-resource", "oauth-authorization-server"):
+        assert httpx.get(f"{root}/.well-known/{path}", timeout=10).status_code == 404, path
 
 
 def test_read_token_calling_a_writing_tool_is_403_naming_the_right(served):
@@ -448,6 +449,8 @@ def test_oauth_issuer_jwts_are_checked_for_signature_expiry_issuer_and_audience(
     try:
         meta = httpx.get(f"http://127.0.0.1:{port}/.well-known/oauth-protected-resource/mcp", timeout=10).json()
         assert meta["resource"] == url and meta["authorization_servers"] == [issuer]
+        r = httpx.post(url, json={}, headers={"Accept": "application/json, text/event-stream"}, timeout=10)
+        assert r.status_code == 401 and 'resource_metadata="http://127.0.0.1:' in r.headers["www-authenticate"]
 
         async def main():
             async with s.client("good") as c:

@@ -338,11 +338,15 @@ def model_server(tmp_path, monkeypatch):
     ocr._rapidocr_engine.cache_clear()
 
 
-def test_model_downloaded_once_then_used(tmp_path, model_server):
+def test_model_downloaded_once_when_asked_then_used(tmp_path, model_server):
     cache = tmp_path / "cache"
     img = scans.page_image(["Harbour pilot boards at dawn"], a4=False)
     png = tmp_path / "a.png"
     img.save(png)
+    with pytest.raises(MiniragError, match="OCR never downloads.*download=True"):
+        ocr.ocr_image(png, None, cache)  # OCR in a sync never fetches the model
+    assert model_server.hits == {} and not (cache / "ocr").exists()
+    ocr.rapidocr_model_files(cache, download=True)
     r = ocr.ocr_image(png, None, cache)  # default resolves to rapidocr:cyrillic
     assert r.engine == "rapidocr:cyrillic"
     assert not words_in(r.text, ["harbour", "pilot", "dawn"])
@@ -357,9 +361,11 @@ def test_model_downloaded_once_then_used(tmp_path, model_server):
 
 def test_corrupt_cached_file_is_fetched_again(tmp_path, model_server):
     cache = tmp_path / "cache"
-    ocr.rapidocr_model_files(cache)
+    ocr.rapidocr_model_files(cache, download=True)
     (cache / "ocr" / "cyrillic_dict.txt").write_text("truncated")
-    files = ocr.rapidocr_model_files(cache)
+    with pytest.raises(MiniragError, match="cyrillic_dict.txt missing or damaged"):
+        ocr.rapidocr_model_files(cache)
+    files = ocr.rapidocr_model_files(cache, download=True)
     assert files["cyrillic_dict.txt"].read_text(encoding="utf-8") != "truncated"
     assert model_server.hits == {"/rec.onnx": 1, "/dict.txt": 2}
 
@@ -369,7 +375,7 @@ def test_digest_mismatch_leaves_nothing(tmp_path, model_server, monkeypatch):
     url, _ = ocr._RAPIDOCR_CYRILLIC[name]
     monkeypatch.setitem(ocr._RAPIDOCR_CYRILLIC, name, (url, "0" * 64))
     with pytest.raises(MiniragError, match=f"{name}.*does not match the pinned"):
-        ocr.rapidocr_model_files(tmp_path / "cache")
+        ocr.rapidocr_model_files(tmp_path / "cache", download=True)
     assert list((tmp_path / "cache" / "ocr").iterdir()) == []
 
 
@@ -388,7 +394,7 @@ def test_network_unreachable_is_a_per_file_error(tmp_path, monkeypatch):
         monkeypatch.setenv(k, "")
     cache = tmp_path / "cache"
     with pytest.raises(MiniragError) as e:
-        ocr.rapidocr_model_files(cache)
+        ocr.rapidocr_model_files(cache, download=True)
     msg = str(e.value)
     assert "cyrillic_PP-OCRv3_rec_mobile.onnx" in msg and str(cache / "ocr") in msg and "modelscope" in msg
     assert "copy" in msg and "tesseract" in msg  # the fixes are named
@@ -396,7 +402,7 @@ def test_network_unreachable_is_a_per_file_error(tmp_path, monkeypatch):
     if ocr._has_rapidocr():  # and OCR through it fails the file
         monkeypatch.setattr(ocr, "_tesseract_bin", lambda: None)
         pdf = scans.image_pdf(tmp_path / "scan.pdf", [scans.page_image(["Привет"], a4=False)])
-        with pytest.raises(MiniragError, match="could not download"):
+        with pytest.raises(MiniragError, match="OCR never downloads"):
             ocr.ocr_pdf(pdf, 25, None, cache)
 
 

@@ -66,7 +66,7 @@ def _resolve(lang: str | None) -> tuple[str | None, str]:
             return ("tesseract:rus+eng" if "eng" in langs else "tesseract:rus"), ""
         if _has_rapidocr():
             return "rapidocr:cyrillic", ""
-        return None, f"{INSTALL_HINT} (Cyrillic model downloaded on first use) or {TESSERACT_HINT}"
+        return None, f"{INSTALL_HINT} (and its Cyrillic model, fetched once) or {TESSERACT_HINT}"
     if lang in ("en", "rapidocr:en"):
         if _has_rapidocr():
             return "rapidocr:en", ""
@@ -149,9 +149,19 @@ def _fetch(name: str, url: str, sha256: str, folder: Path, timeout: float = 60) 
 
 def rapidocr_model_files(
     cache_dir: Path,  # CACHE_DIR; the files go to CACHE_DIR/ocr/
+    download: bool = False,  # fetch what is missing; OCR in a sync never does (a local-first sync stays offline)
 ) -> dict[str, Path]:
-    "The Cyrillic recognition model and its dictionary, downloaded once; a `MiniragError` names a file that failed."
+    "The Cyrillic recognition model and its dictionary; a `MiniragError` names a file that is missing or failed."
     folder = Path(cache_dir) / "ocr"
+    held = lambda n, sha: (folder / n).is_file() and _sha256(folder / n) == sha
+    missing = [] if download else [n for n, (_, sha) in _RAPIDOCR_CYRILLIC.items() if not held(n, sha)]
+    if missing:
+        raise MiniragError(
+            f"rapidocr's Cyrillic model is not in {folder} ({', '.join(missing)} missing or damaged), "
+            "and OCR never downloads. "
+            f"Fix: {TESSERACT_HINT} (offline), or fetch it once: python3 -c \"from minirag.formats.ocr import "
+            f"rapidocr_model_files; rapidocr_model_files('{cache_dir}', download=True)\", or RAG_OCR_LANG=en"
+        )
     with _download_lock:
         return {name: _fetch(name, url, sha, folder) for name, (url, sha) in _RAPIDOCR_CYRILLIC.items()}
 
