@@ -55,9 +55,10 @@ def test_import_contracts_are_kept():
     assert r.returncode == 0, f"lint-imports: an import breaks a contract in pyproject.toml\n{r.stdout[-4000:]}"
 
 
-def test_notebooks_pass_ruff():
-    r = run([tool("ruff"), "check", "--output-format", "concise", "nbs"], ROOT)
-    assert r.returncode == 0, f"ruff check nbs (fix it, or `ruff format nbs/<nb>.ipynb`):\n{r.stdout[-4000:]}"
+def test_notebooks_tests_and_bench_pass_ruff():
+    "pyproject.toml's ruff rules hold the notebooks (the source), the tests and the bench scripts alike."
+    r = run([tool("ruff"), "check", "--output-format", "concise"], ROOT)
+    assert r.returncode == 0, f"ruff check (fix it, or `ruff format <file>`):\n{r.stdout[-4000:]}"
 
 
 @pytest.fixture
@@ -129,9 +130,12 @@ def test_a_long_line_in_a_notebook_fails_ruff(tmp_path):
     ]
     (tmp_path / "nbs").mkdir()
     (tmp_path / "nbs" / "bad.ipynb").write_text(json.dumps(nb))
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "tests" / "test_bad.py").write_text("import os\nx = 1; y = 2\n")
     shutil.copy(ROOT / "pyproject.toml", tmp_path)
-    r = run([tool("ruff"), "check", "nbs"], tmp_path)
+    r = run([tool("ruff"), "check", "--output-format", "concise"], tmp_path)
     assert r.returncode != 0 and all(code in r.stdout for code in ("E501", "E702", "F401")), r.stdout
+    assert "tests/test_bad.py" in r.stdout and "nbs/bad.ipynb" in r.stdout, r.stdout
 
 
 def test_the_page_draws_every_module_the_layers_place():

@@ -1,14 +1,25 @@
 """The CLI as people expect it, driven as the installed `minirag-mcp`: typos are errors, old failures only warn,
 the model is named once, and the conventions of the tools people like (colour, short flags, stdin)."""
+
 import json, os
 from pathlib import Path
 import pytest
 from conftest import write
-from test_cli import CLI, ENV_VARS, cli, cli_on_terminal, _env
+from test_cli import CLI, cli, _env
 
 PDF_BAD = b"%PDF-1.4 not really a PDF"
-FIELDS = ["ingested", "skipped", "moved", "deleted", "failed", "unreadable", "warnings", "scope", "seconds",
-          "skippedByFormat"]
+FIELDS = [
+    "ingested",
+    "skipped",
+    "moved",
+    "deleted",
+    "failed",
+    "unreadable",
+    "warnings",
+    "scope",
+    "seconds",
+    "skippedByFormat",
+]
 
 
 @pytest.fixture()
@@ -99,6 +110,7 @@ def test_sync_and_ingest_help_say_what_is_read(tmp_path):
 def _stdout_on_terminal(*args, cwd, env) -> str:
     "What a person sees with stdout on a pseudo-terminal."
     import pty, subprocess
+
     master, slave = pty.openpty()
     p = subprocess.Popen([CLI, *args], stdout=slave, stderr=subprocess.DEVNULL, cwd=cwd, env=env)
     os.close(slave)

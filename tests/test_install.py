@@ -41,7 +41,7 @@ def test_demo_creates_and_installs_into_a_local_venv(tmp_path):
 def test_uv_when_present_makes_the_venv_and_installs(tmp_path):
     path = no_uv_path(tmp_path)
     uv = Path(path) / "uv"
-    uv.write_text("#!/bin/sh\necho uv \"$@\"\n")
+    uv.write_text('#!/bin/sh\necho uv "$@"\n')
     uv.chmod(0o755)
     r = make("-n", "install-test", path=path)
     assert r.returncode == 0, r.stderr
@@ -66,8 +66,9 @@ def test_venv_target_makes_a_working_venv(tmp_path):
     shutil.copy(REPO / "Makefile", tmp_path / "Makefile")
     r = make("venv", cwd=tmp_path, path=no_uv_path(tmp_path))
     assert r.returncode == 0, r.stderr
-    out = subprocess.run([tmp_path / ".venv/bin/python", "-c", "import sys; print(sys.prefix)"], capture_output=True,
-                         text=True)
+    out = subprocess.run(
+        [tmp_path / ".venv/bin/python", "-c", "import sys; print(sys.prefix)"], capture_output=True, text=True
+    )
     assert Path(out.stdout.strip()) == tmp_path / ".venv"
     again = make("venv", cwd=tmp_path, path=no_uv_path(tmp_path))
     assert "Nothing to be done" in again.stdout or again.stdout.strip() == "", again.stdout
@@ -80,7 +81,7 @@ def test_readme_installs_this_package_not_a_namesake_from_pypi():
     import re
 
     said = re.finditer(r"pip install minirag(\s|$|`)", readme)
-    lean = [m for m in said if "finds nothing" not in readme[m.end():][:20]]
+    lean = [m for m in said if "finds nothing" not in readme[m.end() :][:20]]
     assert not lean, "pip install minirag finds nothing on PyPI"
     launches = re.findall(r'"command":\s*"uvx",\s*"args":\s*\[([^\]]*)\]', readme)
     assert launches and all('"--from"' in a for a in launches), launches

@@ -1,6 +1,7 @@
 """Office documents through the installed CLI: real OpenDocument, legacy Excel/Word files, RTF in cp1251, saved mail,
 WebVTT captions, and hostile ones (password ODF, zip bomb, truncated, empty, files in another format's clothes, a mail
 of 100 nested mails and a bomb attached). One `sync` indexes them all; each file is read or failed with a reason."""
+
 import gzip, json, os, shutil, struct, subprocess, sys, zipfile
 import olefile
 from email.message import EmailMessage
@@ -11,12 +12,16 @@ import system_tools
 CLI = str(Path(sys.executable).parent / "minirag-mcp")
 DATA = Path(__file__).parent / "data" / "office"
 ENV_VARS = ["BASE_DIR", "BASE_DIRS", "DB_PATH", "CACHE_DIR", "MODEL_NAME", "MAX_FILE_SIZE"]
-ODF_NS = ('xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
-          'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
-          'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" '
-          'xmlns:dc="http://purl.org/dc/elements/1.1/"')
-RTF_1251 = (r"{\rtf1\ansi\ansicpg1251{\fonttbl{\f0 Times New Roman;}}\f0 "
-            r"\'cf\'f0\'e8\'ea\'e0\'e7 \'ee \'ee\'f2\'EF\'F3\'F1\'EA\'E5\par Second paragraph about leave.\par}")
+ODF_NS = (
+    'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+    'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0" '
+    'xmlns:manifest="urn:oasis:names:tc:opendocument:xmlns:manifest:1.0" '
+    'xmlns:dc="http://purl.org/dc/elements/1.1/"'
+)
+RTF_1251 = (
+    r"{\rtf1\ansi\ansicpg1251{\fonttbl{\f0 Times New Roman;}}\f0 "
+    r"\'cf\'f0\'e8\'ea\'e0\'e7 \'ee \'ee\'f2\'EF\'F3\'F1\'EA\'E5\par Second paragraph about leave.\par}"
+)
 VTT = """WEBVTT
 
 00:00:01.000 --> 00:00:04.000
@@ -37,9 +42,14 @@ def odt(p: Path, body: str, meta: str = "", manifest: str = "") -> Path:
     with zipfile.ZipFile(p, "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("mimetype", "application/vnd.oasis.opendocument.text")
         z.writestr("META-INF/manifest.xml", f"<manifest:manifest {ODF_NS}>{manifest}</manifest:manifest>")
-        z.writestr("meta.xml", f"<office:document-meta {ODF_NS}><office:meta>{meta}</office:meta></office:document-meta>")
-        z.writestr("content.xml", f"<office:document-content {ODF_NS}><office:body><office:text>{body}"
-                                  "</office:text></office:body></office:document-content>")
+        z.writestr(
+            "meta.xml", f"<office:document-meta {ODF_NS}><office:meta>{meta}</office:meta></office:document-meta>"
+        )
+        z.writestr(
+            "content.xml",
+            f"<office:document-content {ODF_NS}><office:body><office:text>{body}"
+            "</office:text></office:body></office:document-content>",
+        )
     return p
 
 
@@ -62,7 +72,7 @@ def word6(dest: Path, text: bytes, lid: int = 0x0419, clx_at: int = 0) -> Path:
     struct.pack_into("<4H", stream, 0, 0xA5DC, 0x65, 0x6027, lid)  # wIdent, nFib 101 (Word 6), nProduct, language
     struct.pack_into("<II", stream, 0x18, 0x400, 0x400 + len(text))  # fcMin, fcMac
     struct.pack_into("<I", stream, 0x34, len(text))  # ccpText
-    stream[0x400:0x400 + len(text)] = text
+    stream[0x400 : 0x400 + len(text)] = text
     if clx_at:  # fast-saved, its piece table where the FIB says (past the stream's end: a damaged file)
         struct.pack_into("<H", stream, 0x0A, 0x4)
         struct.pack_into("<II", stream, 0x160, clx_at, 21)
@@ -86,10 +96,16 @@ def office(tmp_path_factory, model_dir):
             (root / f.stem).write_bytes(gzip.decompress(f.read_bytes()))
         elif f.suffix != ".md":
             shutil.copy(f, root / f.name)
-    odt(root / "plan.odt", '<text:h text:outline-level="1">Harbour plan</text:h><text:p>Dredging starts in May.</text:p>',
-        meta="<dc:title>Harbour dredging plan</dc:title>")
-    odt(root / "secret.odt", "<text:p>x</text:p>",
-        manifest="<manifest:file-entry><manifest:encryption-data/></manifest:file-entry>")
+    odt(
+        root / "plan.odt",
+        '<text:h text:outline-level="1">Harbour plan</text:h><text:p>Dredging starts in May.</text:p>',
+        meta="<dc:title>Harbour dredging plan</dc:title>",
+    )
+    odt(
+        root / "secret.odt",
+        "<text:p>x</text:p>",
+        manifest="<manifest:file-entry><manifest:encryption-data/></manifest:file-entry>",
+    )
     with zipfile.ZipFile(root / "bomb.odt", "w", zipfile.ZIP_DEFLATED) as z:
         z.writestr("mimetype", "application/vnd.oasis.opendocument.text")
         z.writestr("content.xml", b"<a>" + b" " * 100_000_000 + b"</a>")
@@ -100,8 +116,10 @@ def office(tmp_path_factory, model_dir):
     (root / "empty.odp").write_bytes(b"")
     (root / "order.rtf").write_text(RTF_1251, encoding="ascii")
     (root / "memo.doc").write_text(RTF_1251, encoding="ascii")  # Word saved it as RTF under .doc
-    (root / "export.xls").write_text("<html><body><table><tr><th>Ship</th><th>Berth</th></tr>"
-                                     "<tr><td>Kestrel</td><td>4</td></tr></table></body></html>")
+    (root / "export.xls").write_text(
+        "<html><body><table><tr><th>Ship</th><th>Berth</th></tr>"
+        "<tr><td>Kestrel</td><td>4</td></tr></table></body></html>"
+    )
     (root / "report.xls").write_text("ship;tonnage\nOsprey;1200\n")
     (root / "fake.ppt").write_bytes(b"\x00\x01garbage" * 50)
     (root / "cut.ppt").write_bytes((DATA / "dedoc_example.ppt").read_bytes()[:20_000])  # an OLE file cut short
@@ -113,20 +131,31 @@ def office(tmp_path_factory, model_dir):
         fib = bytearray(ole.openstream("WordDocument").read())
         fib[0x0B] |= 0x01
         ole.write_stream("WordDocument", bytes(fib))
-    (root / "invoice.eml").write_bytes(bytes(mail("Счёт за аренду склада", "The lease invoice is attached.\n",
-                                                   [("lease.ods", (DATA / "pythagoras.ods").read_bytes()),
-                                                    ("logo.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 100)])))
+    (root / "invoice.eml").write_bytes(
+        bytes(
+            mail(
+                "Счёт за аренду склада",
+                "The lease invoice is attached.\n",
+                [
+                    ("lease.ods", (DATA / "pythagoras.ods").read_bytes()),
+                    ("logo.png", b"\x89PNG\r\n\x1a\n" + b"\x00" * 100),
+                ],
+            )
+        )
+    )
     nest = mail("Innermost", "The innermost note mentions the albatross.\n")
     for k in range(100):
         nest = mail(f"Fwd {k}", f"Forward number {k}.\n", [("fwd.eml", nest)])
     (root / "nested.eml").write_bytes(bytes(nest))
-    (root / "bombmail.eml").write_bytes(bytes(mail("Bomb", "A bomb is attached.\n",
-                                                    [("bomb.odt", (root / "bomb.odt").read_bytes())])))
+    (root / "bombmail.eml").write_bytes(
+        bytes(mail("Bomb", "A bomb is attached.\n", [("bomb.odt", (root / "bomb.odt").read_bytes())]))
+    )
     for name in (".~lock.plan.odt#", "~$memo.doc", "notes.pages", "old.pages", "talk.key"):
         (root / name).write_bytes(b"not a document we read")
     env = {k: v for k, v in os.environ.items() if k not in ENV_VARS}
-    env.update(BASE_DIR=str(root), DB_PATH=str(root.parent / "idx"), MODEL_NAME=str(model_dir),
-               CACHE_DIR=str(model_dir.parent))
+    env.update(
+        BASE_DIR=str(root), DB_PATH=str(root.parent / "idx"), MODEL_NAME=str(model_dir), CACHE_DIR=str(model_dir.parent)
+    )
     r = cli("sync", "--json", env=env, cwd=root)
     assert r.returncode == 1 and r.stdout.startswith("{"), r.stderr  # 1: some files failed, and said why
     return root, env, json.loads(r.stdout), r.stderr
@@ -159,7 +188,10 @@ def test_hostile_office_files_fail_with_a_reason_naming_file_and_cause(office):
 
 
 def test_real_opendocument_and_legacy_excel_keep_their_structure(office):
-    assert read(office, "simpletable.odt")["text"] == "| Cell 1 | Cell 2 |\n| --- | --- |\n| Cell 3 (bold) | Cell 4 (italic) |"
+    assert (
+        read(office, "simpletable.odt")["text"]
+        == "| Cell 1 | Cell 2 |\n| --- | --- |\n| Cell 3 (bold) | Cell 4 (italic) |"
+    )
     slides = read(office, "ol.odp")["text"]
     assert slides.startswith("<!-- Slide number: 1 -->") and "# OL" in slides
     sheet = read(office, "formula_test_sjmachin.xls")["text"]
@@ -194,7 +226,9 @@ def test_a_mail_of_100_nested_mails_and_one_with_a_bomb_attached_are_bounded(off
     root, _, res, _ = office
     nested = read(office, "nested.eml")["text"]
     assert "Forward number 99." in nested and "albatross" not in nested  # depth bounded, the rest named in a warning
-    assert any(w.startswith(str(root / "nested.eml")) and "nested deeper" in w for w in res["warnings"]), res["warnings"]
+    assert any(w.startswith(str(root / "nested.eml")) and "nested deeper" in w for w in res["warnings"]), res[
+        "warnings"
+    ]
     bomb = read(office, "bombmail.eml")["text"]
     assert "A bomb is attached." in bomb
     assert any("bombmail.eml" in w and "zip bomb" in w for w in res["warnings"]), res["warnings"]
@@ -202,7 +236,9 @@ def test_a_mail_of_100_nested_mails_and_one_with_a_bomb_attached_are_bounded(off
 
 def test_captions_become_a_transcript_in_time_windows(office):
     doc = read(office, "call.vtt")
-    assert doc["text"].count("Good morning") == 1 and "00:02:10 Boris: The warehouse lease ends in March." in doc["text"]
+    assert (
+        doc["text"].count("Good morning") == 1 and "00:02:10 Boris: The warehouse lease ends in March." in doc["text"]
+    )
     assert doc["chunkCount"] == 3  # cues at 0:01, 2:10 and 4:30 fall in three two-minute windows
     root, env, _, _ = office
     r = cli("query", "warehouse lease", "--json", env=env, cwd=root)

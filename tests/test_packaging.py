@@ -6,7 +6,9 @@ from pathlib import Path
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
-SKIP = shutil.ignore_patterns(".git", ".venv", "*.egg-info", "__pycache__", "build", "dist", "_proc", "_docs", ".pytest_cache")
+SKIP = shutil.ignore_patterns(
+    ".git", ".venv", "*.egg-info", "__pycache__", "build", "dist", "_proc", "_docs", ".pytest_cache"
+)
 
 
 def test_license_file_is_the_declared_apache_2_0():
