@@ -157,7 +157,7 @@ def test_the_first_token_locks_a_running_server_at_once(tmp_path, model_dir):
         assert s.post(INIT).status_code == 200  # loopback, no tokens: open to this machine
         token = cli(env, "token", "add", "first").stdout.strip()
         r = s.post(INIT)
-        assert r.status_code == 401 and 'resource_metadata="' in r.headers["www-authenticate"], r.text
+        assert r.status_code == 401 and "invalid_token" in r.headers["www-authenticate"], r.text
         delete = rpc(
             "tools/call", {"name": "delete_file", "arguments": {"filePath": str(tmp_path / "docs/a/alpha.md")}}
         )
