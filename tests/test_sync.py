@@ -289,7 +289,9 @@ def test_bad_files_are_named_and_the_rest_ingests(index, root):
     code, out, err = cli_sync(index)
     assert code == 0  # the failed files are not parsed again, still counted and named: known, so only warned
     assert out.splitlines() == ["ingested 0  skipped 2  moved 0  deleted 0  failed 4  unreadable 0"]
-    assert len([l for l in err.splitlines() if l.startswith("warn: ") and "not read again" in l]) == 4
+    warns = [l for l in err.splitlines() if l.startswith("warn: ")]
+    assert len([l for l in warns if l.endswith("(unchanged since it failed; not read again)")]) == 4, err
+    assert len([l for l in warns if l.startswith("warn: 4 file(s) failed before")]) == 1, err  # and one summary
 
 
 def test_failed_reingest_keeps_the_previous_version(synced, root):
