@@ -828,6 +828,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'minirag.results._html_table': ('results.html#_html_table', 'minirag/results.py'),
                                  'minirag.results._listed': ('results.html#_listed', 'minirag/results.py'),
                                  'minirag.results._md_table': ('results.html#_md_table', 'minirag/results.py'),
+                                 'minirag.results._pandas': ('results.html#_pandas', 'minirag/results.py'),
                                  'minirag.results.breadcrumb': ('results.html#breadcrumb', 'minirag/results.py'),
                                  'minirag.results.read_back': ('results.html#read_back', 'minirag/results.py'),
                                  'minirag.results.row_date': ('results.html#row_date', 'minirag/results.py'),

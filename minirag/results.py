@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 from .chunk import rebuild_section
+from .config import MiniragError
 from .dates import DocDate
 from .search import Hit as Ranked, display_path, hit_text, section_id
 
@@ -53,6 +54,15 @@ def _html_table(header: list, rows: list, cls: str = "minirag") -> str:
     return f'<table class="{cls}"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>'
 
 
+def _pandas():
+    "pandas, or an error naming the extra that brings it (a lean install has none)."
+    try:
+        import pandas
+    except ImportError:
+        raise MiniragError("a DataFrame needs pandas, the notebook extra: pip install 'minirag[notebook]'") from None
+    return pandas
+
+
 class Shown:
     "Markdown, HTML and a DataFrame from `_HEAD`, `_rows()`, `_caption()`, `COLUMNS` and `_records()`."
 
@@ -80,9 +90,7 @@ class Shown:
 
     def to_df(self):
         "One row per record, columns `COLUMNS` (pandas is imported here: it is the notebook extra)."
-        import pandas as pd
-
-        df = pd.DataFrame(self._records(), columns=self.COLUMNS)
+        df = _pandas().DataFrame(self._records(), columns=self.COLUMNS)
         return df.astype(self.DTYPES) if self.DTYPES else df
 
 # %% ../nbs/06c_results.ipynb #4fede1fb
@@ -178,7 +186,7 @@ class QueryResult(Shown):
 
     def sources_df(self):
         "Sources in rank order with their hit counts."
-        import pandas as pd
+        pd = _pandas()
 
         rows = [[s.display_path, s.title, s.hits, s.source] for s in self.sources]
         return pd.DataFrame(rows, columns=["display_path", "title", "hits", "source"])

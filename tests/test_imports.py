@@ -95,3 +95,20 @@ def test_chunk_table_without_pandas_names_the_extra():
     )
     r = run_without(("pandas",), code)
     assert r.returncode == 0 and "pip install 'minirag[notebook]'" in r.stdout, r.stdout + r.stderr[-2000:]
+
+
+def test_results_to_df_without_pandas_names_the_extra():
+    "A lean install's `Index.query(...).to_df()` says which extra brings pandas (it was a bare ModuleNotFoundError)."
+    code = (
+        "from minirag.config import MiniragError\n"
+        "from minirag.results import QueryResult, Neighbors\n"
+        "said = []\n"
+        "for call in (QueryResult('q').to_df, QueryResult('q').sources_df, Neighbors('/d/a.md', 0).to_df):\n"
+        "    try: call()\n"
+        "    except MiniragError as e: said.append(str(e))\n"
+        "print('\\n'.join(said))\n"
+    )
+    r = run_without(("pandas",), code)
+    assert r.returncode == 0, r.stderr[-2000:]
+    said = r.stdout.splitlines()
+    assert len(said) == 3 and all("pandas" in s and "pip install 'minirag[notebook]'" in s for s in said), said
