@@ -69,6 +69,7 @@ def test_wheel_carries_the_model_files_sample_docs_and_license(built):
         f"minirag/assets/all-MiniLM-L6-v2/{f}"
         for f in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "config.json")
     } <= set(names)
+    assert {"minirag/assets/eval/evaluation_results.json", "minirag/assets/eval/model_stand_in.json"} <= set(names)
     assert any(n.endswith(".dist-info/licenses/LICENSE") for n in names)
 
 
