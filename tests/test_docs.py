@@ -6,7 +6,7 @@ holds, the offline site reads well in a real headless browser, and the tutorials
 these tests use the same processors through `tools/docs.py` (nbdev.processors.FilterDefaults) and render
 with Debian's pandoc. The browser test drives Debian's chromium + chromium-driver with selenium."""
 
-import importlib.util, os, shutil, subprocess, sys
+import importlib.util, json, os, shutil, subprocess, sys
 from pathlib import Path
 import re
 import pytest, yaml
@@ -174,6 +174,13 @@ def test_links_to_notebooks_resolve_to_rendered_pages():
 @pytest.mark.parametrize("nb", NOTEBOOKS, ids=ids)
 def test_committed_outputs_are_deterministic(nb):
     assert nbcheck.nondeterministic_outputs(nb) == []
+
+
+def test_notebooks_carry_a_kernelspec():
+    "Opened in Jupyter or run by nbclient, each notebook names its kernel (nbdev-clean keeps `kernelspec`)."
+    lacking = [str(p.relative_to(NBS)) for p in NOTEBOOKS
+               if json.loads(p.read_text(encoding="utf-8"))["metadata"].get("kernelspec", {}).get("name") != "python3"]
+    assert not lacking, f"notebooks without the python3 kernelspec: {lacking}"
 
 
 def test_checker_catches_bad_outputs(tmp_path):
