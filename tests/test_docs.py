@@ -348,7 +348,10 @@ def test_site_reads_well_in_a_browser(tmp_path, browser):
 
 
 def test_site_reads_on_a_phone(tmp_path, browser):
-    "At 400 px the page text takes the screen's width (the sidebar goes above it) and nothing widens the page."
+    "At 400 px the page text takes the screen's width, the page list folds behind a button above the title (not the"
+    "whole sidebar above every page), and nothing widens the page."
+    from selenium.webdriver.common.by import By
+
     need("pandoc", "pandoc")
     pages = docs.stage(tmp_path / "proc", only=[NBS / "index.ipynb", NBS / READER_PAGE])
     browser.set_window_size(400, 900)
@@ -359,7 +362,14 @@ def test_site_reads_on_a_phone(tmp_path, browser):
         assert content >= 0.9 * width, f"{page.name}: the content is {content:.0f} px of {width} px"
         wide = browser.execute_script("return document.documentElement.scrollWidth")
         assert wide <= width + 1, f"{page.name}: the page scrolls sideways ({wide} px wide on a {width} px screen)"
-    browser.save_screenshot(str(tmp_path / "phone.png"))
+        title = browser.execute_script("return document.querySelector('h1.title').getBoundingClientRect().top")
+        assert title < 200, f"{page.name}: the page's title starts {title:.0f} px down, below the site's page list"
+    browser.save_screenshot(str(tmp_path / "phone.png"))  # look at it: pytest --basetemp=DIR keeps it
+    links = browser.find_elements(By.CSS_SELECTOR, "#sidebar a")
+    assert links and not any(a.is_displayed() for a in links), "on a phone the page list is folded"
+    browser.find_element(By.CSS_SELECTOR, "#sidebar > label").click()
+    assert all(a.is_displayed() for a in links[:3]), "the Pages button unfolds the page list"
+    browser.save_screenshot(str(tmp_path / "phone-pages.png"))
 
 
 def test_site_links_and_anchors_all_resolve(tmp_path):

@@ -208,7 +208,11 @@ class Site:
                     cur = ' class="active" aria-current="page"' if rel == here else ""
                     items.append(f'<li><a href="{html.escape(self.href(here, rel))}"{cur}>{html.escape(title)}</a></li>')
             return "<ul>" + "".join(items) + "</ul>"
-        return f'<nav id="sidebar" aria-label="site">{ul(self._entries(self.sidebar))}</nav>'
+        # on a phone the list folds behind a "Pages" button (a checkbox and its label: no script); wider, it is open
+        toggle = ('<input type="checkbox" id="sidebar-toggle" aria-controls="sidebar-pages">'
+                  '<label for="sidebar-toggle">Pages</label>')
+        pages = ul(self._entries(self.sidebar)).replace("<ul>", '<ul id="sidebar-pages">', 1)
+        return f'<nav id="sidebar" aria-label="site">{toggle}{pages}</nav>'
 
     def navbar_html(self, here: str) -> str:
         "The top bar: site title and the navbar links of `_quarto.yml`."
@@ -282,6 +286,7 @@ a { color: #2780e3; text-decoration: none; } a:hover { text-decoration: underlin
 #sidebar ul { list-style: none; margin: 0; padding-left: 0.7rem; } #sidebar > ul { padding-left: 0; }
 #sidebar li { margin: 0.15rem 0; } #sidebar .sidebar-section > span { display: block; font-weight: 600; margin-top: 0.6rem; }
 #sidebar a { color: #495057; } #sidebar a.active { color: #2780e3; font-weight: 600; }
+#sidebar-toggle, #sidebar > label { display: none; }
 #content { flex: 1 1 auto; min-width: 0; max-width: 58rem; padding: 1rem 2rem 3rem; }
 #title-block-header .description { font-size: 1.1rem; color: #6c757d; margin-top: -0.4rem; }
 #TOC { font-size: 0.85rem; border-left: 2px solid #dee2e6; padding-left: 0.8rem; margin: 1rem 0; }
@@ -307,7 +312,15 @@ div[class^="callout"] { border-left: 4px solid #2780e3; background: #f3f8fe; pad
 /* a phone: the sidebar above the page, the page the width of the screen; wide tables scroll inside their cell */
 @media (max-width: 48rem) {
   #layout { flex-direction: column; }
-  #sidebar { position: static; flex: none; max-height: 30vh; width: 100%; box-sizing: border-box; border-bottom: 1px solid #dee2e6; }
+  #sidebar { position: static; flex: none; width: 100%; box-sizing: border-box; border-bottom: 1px solid #dee2e6;
+    padding: 0.4rem 0.8rem; max-height: none; overflow: visible; }
+  #sidebar-toggle { display: block; position: absolute; opacity: 0; width: 1px; height: 1px; }
+  #sidebar > label { display: inline-block; cursor: pointer; color: #2780e3; font-weight: 600; padding: 0.2rem 0; }
+  #sidebar > label::before { content: "☰ "; }
+  #sidebar-toggle:checked + label::before { content: "✕ "; }
+  #sidebar-toggle:focus-visible + label { outline: 2px solid #2780e3; }
+  #sidebar > ul { display: none; padding-bottom: 0.4rem; }
+  #sidebar-toggle:checked ~ ul { display: block; }
   #content { max-width: none; width: 100%; box-sizing: border-box; padding: 0.8rem 0.8rem 2rem; }
   #navbar { flex-wrap: wrap; gap: 0.8rem; }
   #content table { display: block; overflow-x: auto; }
