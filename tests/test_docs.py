@@ -444,6 +444,27 @@ def test_site_search_finds_pages_offline(tmp_path, browser):
     assert browser.current_url == href and "budget" in browser.find_element(By.ID, "content").text.lower()
 
 
+def test_site_search_ranks_titles_and_headings_before_internals(tmp_path, browser):
+    "A page titled with the words first, then headings that say them as words, then names that only contain them;"
+    "a guide before an API page on a tie (the order of the index does not decide)."
+    docs.write_search([], tmp_path)
+    (tmp_path / "rank.html").write_text('<script src="search.js"></script>', encoding="utf-8")
+    browser.get((tmp_path / "rank.html").as_uri())
+    index = [
+        dict(u="keywords.html#query_words", t="Keyword terms › query_words", x="query terms", g=0),
+        dict(u="tables.html#q", t="Tables › Tables.query_meta", x="", g=0),
+        dict(u="api.html#index.query", t="The library API › Index.query", x="", g=0),
+        dict(u="tutorials/p.html#one", t="Analysing results › One query, three weights", x="", g=1),
+        dict(u="search.html", t="Query syntax", x="how a query reads", g=0),
+        dict(u="search.html#x", t="Query syntax › Operators", x="query operators", g=0),
+        dict(u="chunk.html", t="Chunking", x="no match here", g=0),
+    ]
+    ranked = browser.execute_script("return MINIRAG_RANK(arguments[0], arguments[1]).map(d => d.u)", index, "Query")
+    test = ["search.html", "search.html#x", "tutorials/p.html#one", "api.html#index.query"]
+    assert ranked[: len(test)] == test, ranked
+    assert set(ranked[len(test) :]) == {"keywords.html#query_words", "tables.html#q"}, ranked
+
+
 def _no_raw_markup(browser):
     text = browser.find_element("tag name", "body").text
     for raw in ("output-file:", "description:", "{target=", "show_doc(", ":::", "```"):

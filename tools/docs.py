@@ -388,8 +388,31 @@ _HREF = re.compile(r'href="(?P<path>[^":#]*\.html)?#(?P<frag>[^"]+)"')
 _ID = re.compile(r'\bid="([^"]+)"')
 
 # The search box: a prebuilt index of every section (a script, so it loads from file:// where fetch cannot) and a
-# few lines of plain JavaScript that match every query word, titles first. No library, no network.
+# few lines of plain JavaScript that match every query word. The ranking puts what a reader looks for first: a page
+# whose title holds the words, then headings that say them as words ("One query, three weights"), then headings
+# that only contain them (`query_words`, an internal); a guide page (home, tutorials, explanations) before an API
+# page on a tie. No library, no network.
 SEARCH_JS = r"""
+window.MINIRAG_RANK = function (docs, query) {
+  const words = query.toLowerCase().split(/\s+/).filter(Boolean);
+  const esc = w => w.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  const whole = words.map(w => new RegExp("(^|[^\\p{L}\\p{N}_])" + esc(w) + "($|[^\\p{L}\\p{N}_])", "u"));
+  function score(d) {
+    const [page, head = ""] = d.t.toLowerCase().split(" \u203a ");  // "Page › Heading"
+    let s = d.g ? 1 : 0;
+    words.forEach((w, i) => {
+      if (whole[i].test(page)) s += head ? 6 : 12; else if (page.includes(w)) s += 3;
+      if (whole[i].test(head)) s += 4; else if (head.includes(w)) s += 2;
+    });
+    return s;
+  }
+  const hits = [];
+  for (const d of docs) {
+    const t = d.t.toLowerCase(), x = d.x.toLowerCase();
+    if (words.length && words.every(w => t.includes(w) || x.includes(w))) hits.push([score(d), hits.length, d]);
+  }
+  return hits.sort((a, b) => b[0] - a[0] || a[1] - b[1]).map(h => h[2]);
+};
 (function () {
   const base = new URL(".", document.currentScript.src);
   function ready() {
@@ -400,14 +423,8 @@ SEARCH_JS = r"""
       const words = box.value.toLowerCase().split(/\s+/).filter(Boolean);
       list.innerHTML = "";
       if (!words.length) { list.hidden = true; return; }
-      const hits = [];
-      for (const d of docs) {
-        const t = d.t.toLowerCase(), x = d.x.toLowerCase();
-        if (!words.every(w => t.includes(w) || x.includes(w))) continue;
-        hits.push([words.filter(w => t.includes(w)).length, d]);
-      }
-      hits.sort((a, b) => b[0] - a[0]);
-      for (const [, d] of hits.slice(0, 10)) {
+      const hits = window.MINIRAG_RANK(docs, box.value);
+      for (const d of hits.slice(0, 10)) {
         const li = document.createElement("li"), a = document.createElement("a"), s = document.createElement("small");
         a.href = new URL(d.u, base).href; a.textContent = d.t;
         const i = Math.max(0, d.x.toLowerCase().indexOf(words[0]) - 40);
@@ -422,6 +439,7 @@ SEARCH_JS = r"""
 })();
 """
 
+GUIDE_FOLDERS = ("tutorials/", "explanations/")
 _SECTION = re.compile(r'<h([23])[^>]*\bid="([^"]+)"[^>]*>(.*?)</h\1>', re.S)
 _TAG = re.compile(r"<[^>]+>")
 
@@ -435,12 +453,14 @@ def search_index(files: list, dest: Path) -> list:
         body = re.sub(r"<(script|style)\b.*?</\1>", " ", body, flags=re.S)
         body = re.sub(r'<nav id="TOC".*?</nav>', " ", body, flags=re.S)
         title = html.unescape(_TAG.sub("", (re.search(r'<h1 class="title">(.*?)</h1>', body, re.S) or [None, f.stem])[1])).strip()
+        title = " ".join(title.split())
         url = f.relative_to(dest).as_posix()
-        cuts = [(0, "", title)] + [(m.start(), m[2], f"{title} › {html.unescape(_TAG.sub('', m[3])).strip()}")
-                                   for m in _SECTION.finditer(body)]
+        guide = 1 if url == "index.html" or url.startswith(GUIDE_FOLDERS) else 0  # ranks before API pages on a tie
+        heading = lambda h: " ".join(html.unescape(_TAG.sub("", h)).split())
+        cuts = [(0, "", title)] + [(m.start(), m[2], f"{title} › {heading(m[3])}") for m in _SECTION.finditer(body)]
         for (at, anchor, name), nxt in zip(cuts, [c[0] for c in cuts[1:]] + [len(body)]):
             text = " ".join(html.unescape(_TAG.sub(" ", body[at:nxt])).split())
-            out.append(dict(u=url + (f"#{anchor}" if anchor else ""), t=name, x=text[:1500]))
+            out.append(dict(u=url + (f"#{anchor}" if anchor else ""), t=name, x=text[:1500], g=guide))
     return out
 
 def write_search(files: list, dest: Path):
