@@ -1,5 +1,6 @@
 # The README's commands. `make demo` installs the package and runs the main job on the bundled samples;
-# `make test` installs the test extras and runs every notebook and test. Both work on a fresh machine: they create
+# `make test` installs the test extras and runs every notebook and test; `make docs` renders the site into _docs/.
+# Both work on a fresh machine: they create
 # a local virtual environment in .venv (with uv when it is on PATH, else python3 -m venv) and install into it, so
 # a system Python that refuses pip (Debian's externally-managed-environment) is never touched.
 # An active virtual environment is used as it is; `make test PY=python3` (what .ci/run does) uses that interpreter
@@ -26,7 +27,7 @@ else
 PIP = $(PY) -m pip install -q
 endif
 
-.PHONY: venv install install-test demo test nbtest pytest bench outputs
+.PHONY: venv install install-test demo test nbtest pytest bench outputs docs
 
 $(VENV)/bin/python:
 ifneq ($(UV),)
@@ -50,7 +51,8 @@ demo: install
 nbtest: install-test
 	nbdev-export
 	$(PY) tests/system_tools.py --check
-	nbdev-test --n-workers 2 --timing --flags "$$($(PY) tests/system_tools.py --nbdev-flags)"
+	@echo "nbdev-test: each notebook's start and end as it runs, then the slowest first"
+	PYTHONUNBUFFERED=1 nbdev-test --n-workers 2 --do-print --timing --flags "$$($(PY) tests/system_tools.py --nbdev-flags)"
 
 pytest: install-test
 	$(PY) -m pytest -q tests
@@ -59,6 +61,10 @@ test: nbtest pytest
 
 bench: install-test  ## retrieval quality; EVAL=dir overrides the eval sets folder (default ../shared/eval beside the repo)
 	$(PY) bench/bench_eval.py $(EVAL)
+
+docs: install-test  ## the documentation site in _docs/: pandoc renders it (apt-get install pandoc), Quarto when on PATH
+	nbdev-export
+	$(PY) tools/docs.py$(if $(shell command -v quarto 2>/dev/null),, --html _docs)
 
 outputs: install-test  ## re-run every notebook (home page, tutorials, explanations, module pages), re-render the README (the docs test compares them)
 	$(PY) tools/outputs.py

@@ -85,3 +85,26 @@ def test_readme_installs_this_package_not_a_namesake_from_pypi():
     assert not lean, "pip install minirag finds nothing on PyPI"
     launches = re.findall(r'"command":\s*"uvx",\s*"args":\s*\[([^\]]*)\]', readme)
     assert launches and all('"--from"' in a for a in launches), launches
+
+
+def test_docs_renders_the_site_with_pandoc_or_quarto_when_present(tmp_path):
+    "`make docs` installs the test extras and renders into _docs/: pandoc's offline site, or Quarto where it is."
+    path = no_uv_path(tmp_path)
+    r = make("-n", "docs", path=path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[2] == ".venv/bin/python -m pip install -q -e '.[dev,ocr,notebook,team,outlook]'", lines
+    assert lines[-2:] == ["nbdev-export", ".venv/bin/python tools/docs.py --html _docs"], lines
+    quarto = Path(path) / "quarto"
+    quarto.write_text("#!/bin/sh\n")
+    quarto.chmod(0o755)
+    assert make("-n", "docs", path=path).stdout.splitlines()[-1] == ".venv/bin/python tools/docs.py"
+
+
+def test_notebook_tests_show_each_notebook_as_it_runs(tmp_path):
+    "nbdev-test prints nothing until every notebook is done unless asked: make test asks, unbuffered through a pipe."
+    r = make("-n", "nbtest", "PY=python3", path=no_uv_path(tmp_path))
+    assert r.returncode == 0, r.stderr
+    run = [l for l in r.stdout.splitlines() if "nbdev-test " in l and not l.startswith("echo")]
+    assert len(run) == 1 and run[0].startswith("PYTHONUNBUFFERED=1 nbdev-test "), run
+    assert "--do-print" in run[0] and "--timing" in run[0], run

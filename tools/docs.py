@@ -16,7 +16,7 @@ description from the front matter, a sidebar from `nbs/sidebar.yml`, the navbar 
 links to notebooks (and nbdev's doc links to its own site) resolved to the rendered pages, Quarto link attributes (`{target="_blank"}`) applied,
 local CSS only (no CDN, no MathJax, no require.js). Needs Debian's `pandoc`.
 """
-import base64, fnmatch, json, os, re, shutil, subprocess, sys, tempfile
+import base64, fnmatch, json, os, re, shutil, subprocess, sys, tempfile, warnings
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -27,6 +27,13 @@ def notebooks(nbs: Path = NBS) -> list:
     "Every notebook nbdev would render (folders starting with `_` or `.` skipped)."
     return sorted(p for p in nbs.rglob("*.ipynb")
                   if not any(part.startswith(("_", ".")) for part in p.relative_to(nbs).parts))
+
+# nbdev warns, with the whole cell's source (15 lines a cell, 480 lines a build), about each cell that holds imports
+# beside other code: it runs the whole cell to render the page's docs. Those cells are the pages' hidden test set-up,
+# which runs as it does under nbdev-test; the build counts them per notebook and says so in one line.
+_MIXED_CELL = "Found cells containing imports and other code"
+MIXED_CELLS: dict = {}  # notebook → how many of its cells nbdev ran whole
+
 
 def process_nb(src: Path, dest: Path) -> Path:
     "Run nbdev's doc processors on one notebook, writing the page Quarto would render."
@@ -40,7 +47,12 @@ def process_nb(src: Path, dest: Path) -> Path:
     # process that renders every page (the tests) that is minutes of exit; the shells hold nothing to save
     made, register = [], atexit.register
     atexit.register = lambda f, *a, **k: (made.append(f), register(f, *a, **k))[1]
-    try: FilterDefaults()(nb)
+    try:
+        with warnings.catch_warnings(record=True) as said:
+            FilterDefaults()(nb)
+        for w in said:
+            if _MIXED_CELL in str(w.message): MIXED_CELLS[src.name] = MIXED_CELLS.get(src.name, 0) + 1
+            else: warnings.showwarning(w.message, w.category, w.filename, w.lineno)
     finally:
         atexit.register = register
         os.chdir(cwd)
@@ -64,9 +76,13 @@ def read_page(page: Path):
 def stage(out: Path = ROOT/"_proc", only: list | None = None) -> list:
     "Process every notebook (or those in `only`) into `out` next to `_quarto.yml` and the site files; returns the pages."
     pages, failed = [], []
+    MIXED_CELLS.clear()
     for nb in (notebooks() if only is None else [Path(p).resolve() for p in only]):
         try: pages.append(process_nb(nb, out/nb.relative_to(NBS)))
         except Exception as e: failed.append(nb); print(f"FAILED {nb.relative_to(ROOT)}: {str(e)[-300:]}", file=sys.stderr)
+    if MIXED_CELLS:
+        print(f"{sum(MIXED_CELLS.values())} cells with imports beside other code ran whole to render their pages: "
+              + ", ".join(f"{k} {v}" for k, v in sorted(MIXED_CELLS.items())), file=sys.stderr)
     if failed: raise SystemExit(f"{len(failed)} notebooks failed to process: {', '.join(str(f.relative_to(NBS)) for f in failed)}")
     shutil.copy2(ROOT/"_quarto.yml", out/"_quarto.yml")
     for f in SITE_FILES: shutil.copy2(NBS/f, out/f)
@@ -491,6 +507,7 @@ def finish_links(files: list, repo: str | None):
 def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     out = ROOT/"_proc"
+    if "--html" in argv: pandoc_exe()  # say what is missing before minutes of processing
     pages = stage(out)
     print(f"processed {len(pages)} notebooks into {out.relative_to(ROOT)}/")
     if "--html" in argv:
