@@ -1,8 +1,8 @@
 # The README's commands. `make demo` installs the package and runs the main job on the bundled samples;
 # `make test` installs the test extras and runs every notebook and test; `make docs` renders the site into _docs/.
-# Both work on a fresh machine: they create
-# a local virtual environment in .venv (with uv when it is on PATH, else python3 -m venv) and install into it, so
-# a system Python that refuses pip (Debian's externally-managed-environment) is never touched.
+# They work on a fresh machine: they create a local virtual environment in .venv (with uv when it is on PATH, else
+# python3 -m venv) and install into it, so a system Python that refuses pip (Debian's externally-managed-environment)
+# is never touched.
 # An active virtual environment is used as it is; `make test PY=python3` (what .ci/run does) uses that interpreter
 # and its pip directly, with no .venv.
 # Tests needing a system tool pip cannot install (tesseract…) are skipped with the apt-get line when it is

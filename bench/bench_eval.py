@@ -1,6 +1,8 @@
 """Retrieval quality on BEIR-format sets: recall@10 / MRR@10 / nDCG@10 for vector, keyword, hybrid and a weight sweep.
 
-    python bench/bench_eval.py [EVAL_DIR] [--sets debfaq-en,debfaq-ru] [--out minirag/assets/eval/evaluation_results.json]
+    python bench/bench_eval.py [EVAL_DIR] [--sets debfaq-en,debfaq-ru] [--out FILE]
+
+`--out minirag/assets/eval/evaluation_results.json` updates the figures the evaluation tutorial reads.
 
 Also evaluates the held-out sets in bench/eval_sets/ (built by tools/build_eval_sets.py; never used to choose a
 constant) unless `--held-out ''`. Every table reports nDCG@10 on the whole set and on each half of its queries:
