@@ -27,6 +27,8 @@ TOOLS = {
     # legacy binary Word (.doc): minirag.formats.word runs antiword when present, catdoc for the files antiword refuses
     "antiword": "antiword",
     "catdoc": "catdoc",
+    # man pages (roff, plain or compressed): minirag.formats.manpage renders them with mandoc when present
+    "mandoc": "mandoc",
     # tests/test_docs.py opens the rendered docs in it (selenium + chromedriver)
     "chromium": "chromium chromium-driver",
     # tests/test_lake*.py start a real server in a temporary folder (tests/pg.py), as an unprivileged user; locales:
