@@ -158,6 +158,15 @@ def _data_place(name, v):
         )
 
 
+_EXT = re.compile(r"\.?[A-Za-z0-9_+-]{1,16}")
+
+
+def _extensions(name, v):
+    bad = [e for e in re.split(r"[\s,]+", v.strip()) if not _EXT.fullmatch(e)]
+    if bad:
+        raise ConfigError(f"{name}={v!r}: {bad[0]!r} is not a file extension; list them like `.nfo .adoc .rst`")
+
+
 def _memory_size(name, v):
     if not _SIZE.fullmatch(v):
         raise ConfigError(f"{name}={v!r} is not a memory size; use e.g. 256MB or 1GB")
@@ -249,6 +258,11 @@ SETTINGS = {
         Setting("MAX_SHEET_CELLS", "config", "whole", "cells read from one workbook or CSV file; the rest are "
                 "left out with a warning", DEFAULT_MAX_SHEET_CELLS, field="max_sheet_cells", lo=1,
                 noun="a whole number"),
+        Setting("TEXT_EXTENSIONS", "config", "text", "more extensions read as plain text, e.g. `.nfo .adoc .rst`",
+                field="text_extensions", check=_extensions),
+        Setting("READ_UNKNOWN_TEXT", "config", "flag", "a file with no extension or one not listed is read when its "
+                "bytes are text, else counted as skipped; `0` reads only the listed types", True,
+                field="read_unknown_text"),
         Setting("CHUNK_TOKEN_BUDGET", "config", "whole", f"tokens per chunk, {BUDGET_RANGE[0]}..{BUDGET_RANGE[1]}",
                 DEFAULT_CHUNK_TOKEN_BUDGET, field="chunk_token_budget", lo=BUDGET_RANGE[0], hi=BUDGET_RANGE[1],
                 noun="a whole number"),
