@@ -253,7 +253,7 @@ SETTINGS = {
                 "one fails with this reason and the sync goes on", DEFAULT_FILE_TIME_LIMIT, field="file_time_limit",
                 lo=1.0, noun="a number of seconds"),
         Setting("MAX_UNZIPPED_SIZE", "config", "whole", "bytes an Office, OpenDocument or EPUB file (a zip) may "
-                "unpack to; checked before any part is read", DEFAULT_MAX_UNZIPPED_SIZE,
+                "unpack to, checked before any part is read; and a .gz, .bz2 or .xz file, as it unpacks", DEFAULT_MAX_UNZIPPED_SIZE,
                 field="max_unzipped_size", lo=1, noun="a whole number of bytes"),
         Setting("MAX_SHEET_CELLS", "config", "whole", "cells read from one workbook or CSV file; the rest are "
                 "left out with a warning", DEFAULT_MAX_SHEET_CELLS, field="max_sheet_cells", lo=1,

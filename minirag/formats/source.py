@@ -38,7 +38,7 @@ def source_lang(name: str) -> str | None:
     return SOURCE_LANGS.get(low[dot:]) if dot > 0 else None
 
 # %% ../../nbs/02o_source.ipynb #4f77b730
-PIECE_CHARS = 1200
+PIECE_CHARS = 800  # ~250 tokens of code: a fence the chunker keeps whole (up to 4 budgets)
 
 
 def _breaks(lines: list[str]) -> list[list[str]]:
