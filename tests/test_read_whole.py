@@ -193,8 +193,9 @@ def real_folder(tmp_path_factory, model_dir, shared_embedder):
     "The real files that exist here, copied under their own names into a root, synced with the packaged model."
     have = [(p, how) for p, how in REAL if p.is_file()]
     need_man = any(how == "man" for _, how in have)
-    if need_man and (tool_problem("mandoc") or not shutil.which("man")):
-        pytest.skip(tool_reason("mandoc") if tool_problem("mandoc") else "man (man-db) is not on PATH")
+    for tool in ("mandoc", "man") if need_man else ():
+        if tool_problem(tool):
+            pytest.skip(tool_reason(tool))
     if len(have) < 4:
         pytest.skip("fewer than 4 of the Debian files this test reads exist here (/usr/share/doc, /usr/share/man)")
     from minirag.api import Index
