@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from ..config import MAX_ZIP_RATIO, Config, MiniragError
 from .text import SNIFF_BYTES, binary_reason, bom_encoding, not_language, read_text_file
-from .compressed import head as compressed_head, inner_name, unpack
+from .compressed import COMPRESSED_EXTS, head as compressed_head, inner_name, unpack
 from .manpage import MAN_NAME, MANDOC_INSTALL, is_man_page, man_to_html
 from .source import source_lang, source_to_markdown
 from .html import decode_html, html_to_markdown
@@ -22,9 +22,10 @@ from .ocr import ocr_status  # noqa: F401
 
 # %% auto #0
 __all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'NOT_READ_HELP', 'LIBRARY_LOGGERS', 'MAX_WARNINGS',
-           'MAX_MAIL_DEPTH', 'KNOWN_BINARY', 'UNLISTED', 'URL_TYPES', 'scanned_exts', 'formats_help', 'Converted',
-           'markitdown', 'captured_warnings', 'office_title', 'check_unzipped', 'docx_to_markdown', 'sniff',
-           'text_extensions', 'unlisted_kind', 'read_by_content', 'convert_file', 'fetched_ext', 'fetched_to_markdown']
+           'MAX_MAIL_DEPTH', 'KNOWN_BINARY', 'UNLISTED', 'SHARED_EXTS', 'URL_TYPES', 'scanned_exts', 'formats_help',
+           'Converted', 'markitdown', 'captured_warnings', 'office_title', 'check_unzipped', 'docx_to_markdown',
+           'sniff', 'text_extensions', 'unlisted_kind', 'read_by_content', 'convert_file', 'fetched_ext',
+           'fetched_to_markdown']
 
 # %% ../../nbs/02_convert.ipynb #f97b5a98
 # OpenDocument, legacy Office, RTF, mail and captions: read by their own modules in minirag.formats
@@ -443,6 +444,7 @@ KNOWN_BINARY = IMAGE_EXTS + (
     ".npy", ".npz", ".pkl", ".pt", ".onnx", ".ttf", ".otf", ".woff", ".woff2", ".pages", ".numbers", ".key",
 )  # fmt: skip
 UNLISTED = ("text", "source", "man", "packed")  # how a file of no listed type is read
+SHARED_EXTS = (".ts",)  # TypeScript, or an MPEG transport stream (a video): the bytes tell
 
 
 def text_extensions(cfg: Config) -> tuple[str, ...]:
@@ -483,10 +485,12 @@ def unlisted_kind(
     ext, head = os.path.splitext(name)[1].lower(), _first_bytes(head or (lambda: _head(path)))
     if inner := inner_name(name):
         return _packed_kind(path, inner, cfg)
+    if ext in COMPRESSED_EXTS:  # a .tar.gz and its kin: many files, an archive
+        return "", ""
     if ext in text_extensions(cfg):
         return "text", ""
     if source_lang(name) is not None:
-        return "source", ""
+        return ("", "binary") if ext in SHARED_EXTS and binary_reason(head()) else ("source", "")
     if MAN_NAME.search(name) and is_man_page(name, head()):
         return "man", ""
     if ext in KNOWN_BINARY or not cfg.read_unknown_text:
