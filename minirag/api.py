@@ -82,7 +82,7 @@ def _never_indexed(roots) -> str:
     return f"nothing is indexed yet under {where}; run sync first (`minirag-mcp sync`, or the sync tool)"
 
 # %% ../nbs/10_api.ipynb #4314bab8
-def _not_indexed(src: str, what: str = "") -> MiniragError:
+def _not_indexed(src: str, what: str = "", cfg: Config | None = None) -> MiniragError:
     "Why `src` has nothing in the index: a missing path, a folder, or a file never ingested."
     if src.startswith("/"):
         if not os.path.lexists(src):
@@ -90,7 +90,8 @@ def _not_indexed(src: str, what: str = "") -> MiniragError:
         if os.path.isdir(src):
             return MiniragError(f"{src} is not a file but a folder; give one file inside it (list_files shows them)")
         ext = os.path.splitext(src)[1].lower()
-        if ext not in scanned_exts():  # neither ingest nor sync will ever index it
+        judge = formats.read_by_content(cfg or load_config())
+        if ext not in scanned_exts() and judge(Path(src)) is not None:  # neither ingest nor sync will ever index it
             kind = f"a {ext} file" if ext else "a file without an extension"
             return MiniragError(f"{src} is {kind}, a type minirag does not read (it reads {' '.join(scanned_exts())})")
         return MiniragError(f"{src} is not in the index (ingest it or run sync){what}")
@@ -278,7 +279,7 @@ class Index:
         src = self._target(file_path, source, must_be_absolute)
         rows = self.tables.chunks_of(src) if self.store.exists() else []
         if not rows:
-            raise _not_indexed(src)
+            raise _not_indexed(src, cfg=self.cfg)
         title = self.tables.sources([src])[0]["title"]
         return Document(src, title, len(rows), rebuild_document(rows))
 
@@ -291,7 +292,7 @@ class Index:
         i = _int_arg("chunkIndex", chunk_index, 0, 10**9)
         b, a = _int_arg("before", before, 0, MAX_NEIGHBORS), _int_arg("after", after, 0, MAX_NEIGHBORS)
         if not self.store.exists() or not self.tables.sources([src]):
-            raise _not_indexed(src)
+            raise _not_indexed(src, cfg=self.cfg)
         rows = self.tables.chunks_of(src, i - b, i + a)
         if not any(r["chunk_index"] == i for r in rows):
             rows = []
@@ -305,7 +306,7 @@ class Index:
         self.cfg.check()
         src = self._target(file_path, source, must_be_absolute)
         if not (self.store.exists() and self.tables.delete(src)):
-            raise _not_indexed(src, "; nothing to delete (see list_files)")
+            raise _not_indexed(src, "; nothing to delete (see list_files)", self.cfg)
         return Deleted(src)
 
     def sources(self) -> SourceTable:
@@ -501,7 +502,7 @@ def list_files(
     failed = self.tables.failures() if there else {}  # files whose current bytes failed to ingest
     from minirag.scan import scan
 
-    found = scan(cfg.roots, scanned_exts() + tuple(formats.IMAGE_EXTS), cfg.db_path)
+    found = scan(cfg.roots, scanned_exts() + tuple(formats.IMAGE_EXTS), cfg.db_path, sniff=formats.read_by_content(cfg))
     files, seen = _listed_files(found, bases, indexed, failed)
     sources = [
         ListedSource(k, r["kind"], r["title"], r["chunk_count"], r["ocr_engine"] or "", row_date(r))
@@ -611,7 +612,7 @@ def ingest_paths(ix: Index, paths, must_be_absolute: bool = False, progress=None
     for p in paths:
         real, root = resolve_in_roots(p, cfg.roots, must_be_absolute)
         if real.is_dir():
-            res = scan(cfg.roots, scanned_exts(), cfg.db_path, under=real)
+            res = scan(cfg.roots, scanned_exts(), cfg.db_path, under=real, sniff=formats.read_by_content(cfg))
             todo += [FileItem(f, r) for f, r in res.files]
             for ext, n in res.other_formats.items():  # files of a type not read: counted, not silently dropped
                 other[ext] = other.get(ext, 0) + n

@@ -158,6 +158,15 @@ def _data_place(name, v):
         )
 
 
+_EXT = re.compile(r"\.?[A-Za-z0-9_+-]{1,16}")
+
+
+def _extensions(name, v):
+    bad = [e for e in re.split(r"[\s,]+", v.strip()) if not _EXT.fullmatch(e)]
+    if bad:
+        raise ConfigError(f"{name}={v!r}: {bad[0]!r} is not a file extension; list them like `.nfo .adoc .rst`")
+
+
 def _memory_size(name, v):
     if not _SIZE.fullmatch(v):
         raise ConfigError(f"{name}={v!r} is not a memory size; use e.g. 256MB or 1GB")
@@ -243,12 +252,17 @@ SETTINGS = {
         Setting("FILE_TIME_LIMIT", "config", "number", "seconds one file may take to be read and cut; a slower "
                 "one fails with this reason and the sync goes on", DEFAULT_FILE_TIME_LIMIT, field="file_time_limit",
                 lo=1.0, noun="a number of seconds"),
-        Setting("MAX_UNZIPPED_SIZE", "config", "whole", "bytes an Office, OpenDocument or EPUB file (a zip) may "
-                "unpack to; checked before any part is read", DEFAULT_MAX_UNZIPPED_SIZE,
+        Setting("MAX_UNZIPPED_SIZE", "config", "whole", "bytes a zip (Office, OpenDocument, EPUB) or a .gz, .bz2 or "
+                ".xz file may unpack to (see Limits)", DEFAULT_MAX_UNZIPPED_SIZE,
                 field="max_unzipped_size", lo=1, noun="a whole number of bytes"),
         Setting("MAX_SHEET_CELLS", "config", "whole", "cells read from one workbook or CSV file; the rest are "
                 "left out with a warning", DEFAULT_MAX_SHEET_CELLS, field="max_sheet_cells", lo=1,
                 noun="a whole number"),
+        Setting("TEXT_EXTENSIONS", "config", "text", "more extensions read as plain text, e.g. `.nfo .adoc .rst`",
+                field="text_extensions", check=_extensions),
+        Setting("READ_UNKNOWN_TEXT", "config", "flag", "a file of no listed type is read if its bytes are text, else "
+                "skipped, counted; `0`: only listed types", True,
+                field="read_unknown_text"),
         Setting("CHUNK_TOKEN_BUDGET", "config", "whole", f"tokens per chunk, {BUDGET_RANGE[0]}..{BUDGET_RANGE[1]}",
                 DEFAULT_CHUNK_TOKEN_BUDGET, field="chunk_token_budget", lo=BUDGET_RANGE[0], hi=BUDGET_RANGE[1],
                 noun="a whole number"),

@@ -113,12 +113,26 @@ def _chain_to(start: Path, root: Path) -> tuple[list, str | None]:
     return chain, None
 
 # %% ../nbs/07a_scan.ipynb #07514cec
-def _named_file(res: ScanResult, start: Path, root: Path, exts: tuple):
+def _count(res: ScanResult, name: str, why: str = ""):
+    "Count a file not read under its extension, and the reason its bytes gave (if they were judged)."
+    key = other_ext(name) + (f" ({why})" if why else "")
+    res.other_formats[key] = res.other_formats.get(key, 0) + 1
+
+
+def _judged(p: Path, read: bool, sniff) -> str | None:
+    "None when `p` is read: by its extension, or by `sniff` (path -> None, or why not); else why not ('' by type)."
+    return None if read else (sniff(p) if sniff else "")
+
+
+def _named_file(res: ScanResult, start: Path, root: Path, exts: tuple, sniff=None):
     "Record one file named as the start of a scan, by the same name and type rules as in a walk."
-    if not _skip_name(start.name) and start.name.lower().endswith(exts):
+    if _skip_name(start.name):
+        return
+    why = _judged(start, start.name.lower().endswith(exts), sniff)
+    if why is None:
         res.files.append((start, root))
-    elif not _skip_name(start.name):
-        res.other_formats[other_ext(start.name)] = 1
+    else:
+        _count(res, start.name, why)
 
 
 def _subdirs(res: ScanResult, dp: Path, dirs: list, chain: list, index_real: Path | None) -> list:
@@ -138,7 +152,7 @@ def _subdirs(res: ScanResult, dp: Path, dirs: list, chain: list, index_real: Pat
     return keep
 
 
-def _take_file(res: ScanResult, p: Path, root: Path, roots: list[Path], exts: tuple, chain: list):
+def _take_file(res: ScanResult, p: Path, root: Path, roots: list[Path], exts: tuple, chain: list, sniff=None):
     "Record one file of a walk: read, counted as another type, ignored, or left out as a link out of the roots."
     if _skip_name(p.name):
         return
@@ -147,21 +161,32 @@ def _take_file(res: ScanResult, p: Path, root: Path, roots: list[Path], exts: tu
         if read:
             res.ignored.append((p, "excluded by .gitignore/.ignore"))
         return
-    if not read:
-        ext = other_ext(p.name)
-        res.other_formats[ext] = res.other_formats.get(ext, 0) + 1
-        return
     if p.is_symlink():
         real = Path(os.path.realpath(p))
         if root_of(real, roots) is None or not real.is_file():
-            return  # a link out of the roots (or to a FIFO or device) is never read
+            if not read:
+                _count(res, p.name)
+            return  # a link out of the roots (or to a FIFO or device) is never read, nor sniffed
     elif not _regular(p):
-        res.ignored.append((p, NOT_REGULAR))
+        if read:
+            res.ignored.append((p, NOT_REGULAR))
+        else:
+            _count(res, p.name)
+        return
+    why = _judged(p, read, sniff)
+    if why is not None:
+        _count(res, p.name, why)
         return
     res.files.append((p, root))
 
 # %% ../nbs/07a_scan.ipynb #77787ae3
-def scan(roots: list[Path], exts, index_dir: Path | None = None, under: Path | None = None) -> ScanResult:
+def scan(
+    roots: list[Path],
+    exts,  # extensions of the document types: read by their name
+    index_dir: Path | None = None,
+    under: Path | None = None,  # scan only this folder or file
+    sniff=None,  # path -> None to read a file of another type, else why not ('' by its type): by its bytes
+) -> ScanResult:
     "Documents under `roots` (or only under `under`), sorted by path."
     res, exts = ScanResult(), tuple(e.lower() for e in exts)
     index_real = Path(os.path.realpath(index_dir)) if index_dir else None
@@ -178,7 +203,7 @@ def scan(roots: list[Path], exts, index_dir: Path | None = None, under: Path | N
             res.ignored.append((start, NOT_REGULAR))
             continue
         if start.is_file():  # one named file: the same name and type rules as in a walk
-            _named_file(res, start, root, exts)
+            _named_file(res, start, root, exts, sniff)
             continue
 
         def onerror(e, start=start):
@@ -197,6 +222,6 @@ def scan(roots: list[Path], exts, index_dir: Path | None = None, under: Path | N
             dirs[:] = _subdirs(res, dp, dirs, chain, index_real)
             chains.update((dp / x, chain) for x in dirs)
             for f in sorted(files):
-                _take_file(res, dp / f, root, roots, exts, chain)
+                _take_file(res, dp / f, root, roots, exts, chain, sniff)
     res.files.sort()
     return res

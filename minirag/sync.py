@@ -317,7 +317,7 @@ def _plan(eng: Engine, scope: Path | None, progress=None) -> tuple[SyncPlan, dic
     if progress:
         progress(0, 0, "scanning")
     cfg, ocr = eng.cfg, formats.ocr_available()
-    found = scan(cfg.roots, scanned_exts(), cfg.db_path, under=scope)
+    found = scan(cfg.roots, scanned_exts(), cfg.db_path, under=scope, sniff=formats.read_by_content(cfg))
     rows, failed = [], {}
     if eng.store.exists():  # a sync of an empty install creates nothing before it writes
         with eng.store.session():  # one open for both reads

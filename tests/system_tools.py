@@ -27,6 +27,10 @@ TOOLS = {
     # legacy binary Word (.doc): minirag.formats.word runs antiword when present, catdoc for the files antiword refuses
     "antiword": "antiword",
     "catdoc": "catdoc",
+    # man pages (roff, plain or compressed): minirag.formats.manpage renders them with mandoc when present
+    "mandoc": "mandoc",
+    # tests/test_read_whole.py compares minirag's man pages with `man -l` (man-db, over groff), an independent renderer
+    "man": "man-db",
     # tests/test_docs.py opens the rendered docs in it (selenium + chromedriver)
     "chromium": "chromium chromium-driver",
     # tests/test_lake*.py start a real server in a temporary folder (tests/pg.py), as an unprivileged user; locales:

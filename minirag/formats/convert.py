@@ -4,12 +4,15 @@
 
 # %% ../../nbs/02_convert.ipynb #56162d58
 from __future__ import annotations
-import html, io, json, logging, re, threading, warnings, zipfile
+import html, io, json, logging, os, re, threading, warnings, zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from ..config import MAX_ZIP_RATIO, Config, MiniragError
-from .text import bom_encoding, not_language, read_text_file
+from .text import SNIFF_BYTES, binary_reason, bom_encoding, not_language, read_text_file
+from .compressed import COMPRESSED_EXTS, head as compressed_head, inner_name, unpack
+from .manpage import MAN_NAME, MANDOC_INSTALL, is_man_page, man_to_html
+from .source import source_lang, source_to_markdown
 from .html import decode_html, html_to_markdown
 from .titles import split_front_matter
 from .ocr import IMAGE_EXTS, ocr_available, ocr_image
@@ -18,9 +21,11 @@ from .titles import data_title, file_title  # noqa: F401
 from .ocr import ocr_status  # noqa: F401
 
 # %% auto #0
-__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'LIBRARY_LOGGERS', 'MAX_WARNINGS', 'MAX_MAIL_DEPTH',
-           'URL_TYPES', 'scanned_exts', 'formats_help', 'Converted', 'markitdown', 'captured_warnings', 'office_title',
-           'check_unzipped', 'docx_to_markdown', 'sniff', 'convert_file', 'fetched_ext', 'fetched_to_markdown']
+__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'NOT_READ_HELP', 'LIBRARY_LOGGERS', 'MAX_WARNINGS',
+           'MAX_MAIL_DEPTH', 'KNOWN_BINARY', 'UNLISTED', 'SHARED_EXTS', 'URL_TYPES', 'scanned_exts', 'formats_help',
+           'Converted', 'markitdown', 'captured_warnings', 'office_title', 'check_unzipped', 'docx_to_markdown',
+           'sniff', 'text_extensions', 'unlisted_kind', 'read_by_content', 'convert_file', 'fetched_ext',
+           'fetched_to_markdown']
 
 # %% ../../nbs/02_convert.ipynb #f97b5a98
 # OpenDocument, legacy Office, RTF, mail and captions: read by their own modules in minirag.formats
@@ -51,7 +56,19 @@ FORMATS = (  # (extensions, how they are read, what they need beyond the base in
     (".eml", "subject as title, From/To/Date, body, attachments as sections", ""),
     (".msg", "Outlook mail, read as .eml is", "the outlook extra: pip install 'minirag[outlook]'"),
     (".vtt", "captions as a timed transcript", ""),
+    (".py .sh .yaml .toml .ini .sql .log .json .js .c", "source, config and logs as code blocks tagged with their "
+     "language (and some 60 more types, Makefile and Dockerfile among them)", ""),
+    (".1 .2 .3 .4 .5 .6 .7 .8 .9 .man", "man pages (roff), a heading a section (mandoc)", MANDOC_INSTALL),
+    (".gz .bz2 .xz", "the one file packed inside, read by its inner name (README.txt.gz, ls.1.gz)", ""),
+    ("README COPYING NEWS.old", "any other file whose first bytes are text (READ_UNKNOWN_TEXT), and the "
+     "extensions TEXT_EXTENSIONS adds; binary files are skipped and counted", ""),
     (".png .jpg .jpeg .tiff .tif .bmp .webp", "OCR", "the ocr extra: pip install 'minirag[ocr]'"),
+)
+
+
+NOT_READ_HELP = (
+    "not read, and counted in the summary by extension: media, archives and programs (known by their name), "
+    "files whose first bytes are binary, and, with READ_UNKNOWN_TEXT=0, every type not listed above"
 )
 
 
@@ -60,6 +77,7 @@ def formats_help() -> str:
     lines = ["formats read (and what each needs beyond pip install minirag):"]
     for exts, how, needs in FORMATS:
         lines.append(f"  {exts:<28} {how}" + (f" [needs: {needs}]" if needs else ""))
+    lines.append(NOT_READ_HELP)
     return "\n".join(lines)
 
 # %% ../../nbs/02_convert.ipynb #d102dc6a
@@ -418,6 +436,129 @@ def _attachment(mail_path: Path, name: str, data: bytes, depth: int, cfg: Config
             md, _, _, _ = _convert(p, ext, cfg)
     return md.replace(str(p), name)
 
+# %% ../../nbs/02_convert.ipynb #37b50db0
+KNOWN_BINARY = IMAGE_EXTS + (
+    ".gif", ".ico", ".svg", ".psd", ".heic", ".mp3", ".wav", ".flac", ".ogg", ".m4a", ".mp4", ".mkv", ".avi", ".mov",
+    ".webm", ".zip", ".7z", ".rar", ".tar", ".tgz", ".jar", ".whl", ".deb", ".rpm", ".iso", ".dmg", ".img", ".exe",
+    ".dll", ".so", ".dylib", ".o", ".a", ".pyc", ".class", ".wasm", ".bin", ".db", ".sqlite", ".duckdb", ".parquet",
+    ".npy", ".npz", ".pkl", ".pt", ".onnx", ".ttf", ".otf", ".woff", ".woff2", ".pages", ".numbers", ".key",
+)  # fmt: skip
+UNLISTED = ("text", "source", "man", "packed")  # how a file of no listed type is read
+SHARED_EXTS = (".ts",)  # TypeScript, or an MPEG transport stream (a video): the bytes tell
+
+
+def text_extensions(cfg: Config) -> tuple[str, ...]:
+    "The extensions `TEXT_EXTENSIONS` adds, lower-cased, each with its dot."
+    raw = re.split(r"[\s,]+", (cfg.text_extensions or "").strip().lower())
+    return tuple("." + e.lstrip(".") for e in raw if e.strip("."))
+
+
+def _first_bytes(read):
+    "`read()` once, however often the result is asked for."
+    got = []
+    return lambda: got[0] if got else (got.append(read()) or got[0])
+
+
+def _head(path: Path) -> bytes:
+    with open(path, "rb") as f:
+        return f.read(SNIFF_BYTES)
+
+
+def _packed_kind(path: Path, inner: str, cfg: Config) -> tuple[str, str]:
+    "How the one file inside a .gz, .bz2 or .xz is read (judged by its name and its first unpacked bytes)."
+    if inner_name(inner):
+        return "", "packed twice"
+    if os.path.splitext(inner)[1].lower() in DOC_EXTS or not (head := compressed_head(path)):
+        return "packed", ""  # a document type, or bytes that do not unpack: its reader tells why
+    kind, why = unlisted_kind(path, cfg, lambda: head, inner)
+    return ("packed", "") if kind else ("", why)
+
+
+def unlisted_kind(
+    path: Path,  # a file whose extension is not a document type
+    cfg: Config,
+    head=None,  # () -> its first bytes (default: read from `path` when needed)
+    name: str = "",  # the name it is judged by (default: the path's)
+) -> tuple[str, str]:
+    "How a file of no listed type is read (one of `UNLISTED`, ''), or ('', why not: '' when its type is not read)."
+    name = name or path.name
+    ext, head = os.path.splitext(name)[1].lower(), _first_bytes(head or (lambda: _head(path)))
+    if inner := inner_name(name):
+        return _packed_kind(path, inner, cfg)
+    if ext in COMPRESSED_EXTS:  # a .tar.gz and its kin: many files, an archive
+        return "", ""
+    if ext in text_extensions(cfg):
+        return "text", ""
+    if source_lang(name) is not None:
+        return ("", "binary") if ext in SHARED_EXTS and binary_reason(head()) else ("source", "")
+    if MAN_NAME.search(name) and is_man_page(name, head()):
+        return "man", ""
+    if ext in KNOWN_BINARY or not cfg.read_unknown_text:
+        return "", ""
+    why = binary_reason(head())
+    return ("", why) if why else ("text", "")
+
+# %% ../../nbs/02_convert.ipynb #125b975b
+def read_by_content(cfg: Config):
+    "The scan's judge of a file of no listed type: None to read it, '' to count it by its type, else why it is not."
+
+    def judge(path: Path) -> str | None:
+        try:
+            kind, why = unlisted_kind(path, cfg)
+        except OSError as e:
+            return f"cannot be read: {e.strerror or e}"
+        return None if kind else why
+
+    return judge
+
+# %% ../../nbs/02_convert.ipynb #eb248a97
+_NOT_READ = {
+    "": "is not a supported type",
+    "binary": "holds binary bytes, not text",
+    "empty": "is empty (0 bytes)",
+    "no text": "holds only blank lines",
+    "not text in a known encoding": "is not text in any supported encoding",
+    "packed twice": "is a compressed file inside a compressed file; unpack it once to index it",
+}
+
+
+def _convert_packed(path: Path, cfg: Config) -> Converted:
+    "The one file a .gz, .bz2 or .xz packs, unpacked (within MAX_UNZIPPED_SIZE) and read by its inner name."
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="minirag-unpack-") as d:
+        inner = Path(d) / inner_name(path.name)
+        unpack(path, inner, cfg.max_unzipped_size)
+        try:
+            return convert_file(inner, cfg)
+        except MiniragError as e:
+            raise MiniragError(str(e).replace(str(inner), str(path))) from None
+
+
+def _read_unlisted(path: Path, kind: str) -> tuple[str, str | None]:
+    "(markdown, title) of a man page, a source file or a text file."
+    if kind == "man":
+        page, title = man_to_html(path)
+        return html_to_markdown(page)[0], title
+    text, _ = read_text_file(path)
+    if "\x00" in text:
+        raise MiniragError(f"{path}: holds NUL bytes, so it is binary, not text; not read")
+    return (source_to_markdown(text, source_lang(path.name)) if kind == "source" else text), None
+
+
+def _convert_unlisted(path: Path, cfg: Config) -> Converted:
+    "A file of no listed type, read as what its name or its bytes say it is (one of `UNLISTED`), else refused."
+    kind, why = unlisted_kind(path, cfg)
+    if kind == "packed":
+        return _convert_packed(path, cfg)
+    if not kind:
+        what = path.suffix.lower() or "a file with no extension"
+        tail = f"; supported: {' '.join(DOC_EXTS)}" if not why else "; not read"
+        raise MiniragError(f"{path}: {what} {_NOT_READ.get(why, why)}{tail}")
+    with captured_warnings() as caught:
+        md, title = _read_unlisted(path, kind)
+    return _accepted(path, md, title, "", [], caught)
+
 # %% ../../nbs/02_convert.ipynb #ff43d49e
 def _convert(path: Path, ext: str, cfg: Config) -> tuple[str, str | None, str, list[str]]:
     "(markdown, metadata title, OCR engine, extra warnings) of one document file."
@@ -483,7 +624,10 @@ def convert_file(path: Path, cfg: Config) -> Converted:
             raise MiniragError(f"{path}: no text was recognised in the image")
         return Converted(r.text, None, r.engine)
     if ext not in DOC_EXTS:
-        raise MiniragError(f"{path}: {ext or 'no extension'} is not a supported type; supported: {' '.join(DOC_EXTS)}")
+        try:
+            return _convert_unlisted(path, cfg)
+        except OSError as e:
+            raise MiniragError(f"{path}: cannot read the file ({e.strerror or e})") from None
     try:
         if ext in TEXT_EXTS and _looks_binary(path):
             raise MiniragError(f"{path}: the bytes are binary, not {ext} text; rename or remove the file")
@@ -495,6 +639,11 @@ def convert_file(path: Path, cfg: Config) -> Converted:
             md, title, engine, extra = _convert(path, ext, cfg)
         except OSError as e:
             raise MiniragError(f"{path}: cannot read the file ({e.strerror or e})") from None
+    return _accepted(path, md, title, engine, extra, caught)
+
+
+def _accepted(path: Path, md: str, title: str | None, engine: str, extra: list, caught: list) -> Converted:
+    "The converted document, unless it has no text or its text is not language."
     if not re.search(r"\w", md):
         raise MiniragError(f"{path}: no text could be extracted" + (f" ({caught[0]})" if caught else ""))
     if why := not_language(md):

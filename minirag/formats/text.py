@@ -9,8 +9,8 @@ from pathlib import Path
 from ..config import MiniragError
 
 # %% auto #0
-__all__ = ['LEGACY_ENCODINGS', 'CJK_ENCODINGS', 'LONG_RUN', 'bom_encoding', 'language_score', 'decode_text', 'not_language',
-           'read_text_file', 'escape_markdown_lines']
+__all__ = ['LEGACY_ENCODINGS', 'CJK_ENCODINGS', 'LONG_RUN', 'SNIFF_BYTES', 'MIN_PRINTABLE', 'bom_encoding', 'language_score',
+           'decode_text', 'not_language', 'read_text_file', 'binary_reason', 'escape_markdown_lines']
 
 # %% ../../nbs/02d_text.ipynb #f9251302
 _BOMS = (
@@ -168,6 +168,39 @@ def read_text_file(
     if why := not_language(probe, legacy=enc not in ("utf-8", "utf-8-sig", "utf-16", "utf-32")):
         raise MiniragError(f"{path}: not text in a language ({why}); the file was not indexed")
     return text, enc
+
+# %% ../../nbs/02d_text.ipynb #e0906dcf
+SNIFF_BYTES = 8192  # the first bytes a sniff reads: a few screens of text, one read of the disk
+MIN_PRINTABLE = 0.95
+_LAYOUT = set("\t\n\r\f\v\b\x1b")  # tabs, form feeds, and the backspaces and escapes of formatted man pages
+
+
+def _head_text(head: bytes) -> tuple[str, bool]:
+    "(text, legacy) of a file's first bytes: a UTF-8 character cut by the end of the sniff is dropped."
+    try:
+        return head.decode("utf-8"), False
+    except UnicodeDecodeError as e:
+        if e.start >= len(head) - 3 and e.reason == "unexpected end of data":
+            return head[: e.start].decode("utf-8"), False
+    text, _ = decode_text(head)
+    return text, True
+
+
+def binary_reason(head: bytes) -> str | None:
+    "Why a file whose first bytes are `head` is not text (a short reason), or None when it reads as text."
+    if bom_encoding(head):
+        return None  # UTF-16/32 text is full of NULs
+    if b"\x00" in head:
+        return "binary"
+    text, legacy = _head_text(head)
+    if not text.strip():
+        return "no text" if text else "empty"
+    shown = sum(ch.isprintable() or ch in _LAYOUT for ch in text)
+    if shown < MIN_PRINTABLE * len(text):
+        return "binary"
+    if legacy and language_score(text) < 0:
+        return "not text in a known encoding"
+    return None
 
 # %% ../../nbs/02d_text.ipynb #9ab84666
 _MD_LOOKALIKE = re.compile(r"^( {0,3})(#{1,6}(?=[ \t]|$)|`{3,}|~{3,})", re.M)
