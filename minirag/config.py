@@ -326,6 +326,34 @@ SETTINGS.update({
 })
 # fmt: on
 
+# %% ../nbs/00_config.ipynb #c0336f7a
+def _endpoint_url(name, v):
+    if not re.fullmatch(r"https?://[^/\s]+/?", v):
+        raise ConfigError(f"{name}={v!r} is not a server URL; use e.g. http://127.0.0.1:9000 or https://s3.example.org")
+
+
+# fmt: off
+SETTINGS.update({
+    s.name: s
+    for s in [
+        Setting("AWS_ACCESS_KEY_ID", "process", "text", "a lake on `s3://`: the access key id, as the AWS tools "
+                "read it", check=_text),
+        Setting("AWS_SECRET_ACCESS_KEY", "process", "text", "a lake on `s3://`: the secret key (never shown)",
+                check=_text),
+        Setting("AWS_SESSION_TOKEN", "process", "text", "a lake on `s3://`: a temporary session's token",
+                check=_text),
+        Setting("AWS_REGION", "process", "text", "a lake on `s3://`: the bucket's region", "us-east-1", check=_text),
+        Setting("AWS_ENDPOINT_URL", "process", "text", "a lake on an S3-compatible server: its URL, "
+                "e.g. `http://127.0.0.1:9000`", shown="unset: AWS S3", check=_endpoint_url),
+        Setting("MINIRAG_S3_URL_STYLE", "process", "choice", "`path` (`host/bucket/key`, most S3-compatible "
+                "servers) or `vhost` (`bucket.host/key`)", choices=("path", "vhost"),
+                shown="`path` with AWS_ENDPOINT_URL, else `vhost`"),
+        Setting("MINIRAG_S3_TIMEOUT", "process", "number", "seconds one request to the object store may take; "
+                "a dead endpoint is an error within twice that", 30.0, lo=1, noun="a number of seconds ≥ 1"),
+    ]
+})
+# fmt: on
+
 # %% ../nbs/00_config.ipynb #6a1be1ce
 def setting(
     name: str,  # an environment variable of `SETTINGS`
