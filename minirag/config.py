@@ -183,6 +183,7 @@ class Setting:
     shown: str | None = None  # the default as the help reads it, when `default` alone would mislead
     check: Callable | None = None  # (name, text) -> None, or raises `ConfigError`
     lenient: bool = False  # a bad value is logged and the default used: the process must start anyway
+    secret: bool = False  # a credential: never shown, marked secret in server.json
 
     def read(self, raw, default=...):
         "The value of `raw` (the variable's text; None when unset)."
@@ -339,9 +340,9 @@ SETTINGS.update({
         Setting("AWS_ACCESS_KEY_ID", "process", "text", "a lake on `s3://`: the access key id, as the AWS tools "
                 "read it", check=_text),
         Setting("AWS_SECRET_ACCESS_KEY", "process", "text", "a lake on `s3://`: the secret key (never shown)",
-                check=_text),
+                check=_text, secret=True),
         Setting("AWS_SESSION_TOKEN", "process", "text", "a lake on `s3://`: a temporary session's token",
-                check=_text),
+                check=_text, secret=True),
         Setting("AWS_REGION", "process", "text", "a lake on `s3://`: the bucket's region", "us-east-1", check=_text),
         Setting("AWS_ENDPOINT_URL", "process", "text", "a lake on an S3-compatible server: its URL, "
                 "e.g. `http://127.0.0.1:9000`", shown="unset: AWS S3", check=_endpoint_url),

@@ -252,3 +252,43 @@ def test_a_writer_killed_mid_commit_leaves_a_consistent_lake_on_the_bucket(
     ix.sync()  # and the next sync completes it
     assert_exact(ix, root, tmp_path, model_dir)
     ix.close()
+
+
+def test_two_http_servers_answer_the_same_tokens_over_one_lake(lake, tmp_path, model_dir, root):
+    "Two `serve --http` processes (two machines behind a load balancer): one tokens file, one lake on the bucket."
+    import anyio
+    from test_http import Served, free_port
+
+    notes(root, 3)
+    tokens_file = tmp_path / "shared" / "tokens.json"
+    env = {m: machine(lake, tmp_path, model_dir, root, m, MINIRAG_TOKENS_FILE=str(tokens_file)) for m in "ab"}
+    cli(env["a"], "sync")
+    token = cli(env["a"], "token", "add", "alice", "--rights", "write").stdout.strip()
+    servers = []
+    for m in "ab":
+        Path(env[m]["DB_PATH"]).mkdir(parents=True, exist_ok=True)
+        servers.append(Served(env[m], free_port(), {"alice": token}))
+    a, b = servers
+    lemon = write(root, "lemon.md", "# Lemon curd\n\nWhisk zesty lemon curd with butter and sugar.\n")
+
+    async def main():
+        async with a.client("alice") as ca, b.client("alice") as cb:
+            first = await cb.call_tool("query_documents", {"query": "zesty lemon curd", "topK": 3})
+            assert not first.is_error and str(lemon) not in json.dumps(first.structured_content)
+            r = await ca.call_tool("ingest_file", {"filePath": str(lemon)})
+            assert not r.is_error, r.content[0].text
+            # the next query through the other server, after the commit, finds it
+            q = await cb.call_tool("query_documents", {"query": "zesty lemon curd", "topK": 3})
+            assert not q.is_error and q.structured_content["results"][0]["source"] == str(lemon), q.structured_content
+
+    try:
+        anyio.run(main)
+        init = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        assert [s.post(init).status_code for s in servers] == [401, 401]  # no token: refused by both
+        cli(env["b"], "token", "revoke", "alice")  # revoked on one machine: refused by both at once
+        assert [s.post(init, s.auth("alice")).status_code for s in servers] == [401, 401]
+    finally:
+        for s in servers:
+            s.stop()
+    for s in servers:
+        assert "Traceback" not in Path(s.log.name).read_text()
