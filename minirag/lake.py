@@ -4,24 +4,25 @@
 
 # %% ../nbs/05c_lake.ipynb #b6835e26
 from __future__ import annotations
-import ctypes, functools, os, re, socket, time
+import ctypes, functools, os, socket, time
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit, parse_qsl, urlencode, quote
 import duckdb
 from fastcore.basics import patch
-from .config import Config, ConfigError, MiniragError, setting
+from .config import Config, ConfigError, MiniragError
+from .bucket import object_store, reach_data, s3_problem
 from .store import Store, IndexUnavailableError, connect, extension_path, lake_connections, _SCHEMA
 from .store import add_document_columns, CHUNK_FIELDS, has_chunks
 from . import tuning
 
 # %% auto #0
-__all__ = ['S3_TRIES', 'LAKE_SCHEMA', 'LAKE', 'OPEN_ATTEMPTS', 'WRITE_LOCK_WAIT', 'HELD_ROWS_UP_TO', 'invalidated', 'lake_url',
-           'shown_catalog', 'data_path', 'ObjectStore', 'object_store', 'secret_sql', 's3_problem', 'reach_data',
-           'lake_extension', 'is_conflict', 'lacks_layout', 'lay_out', 'CommitConflict', 'LakeStore',
-           'LakeSyncBusyError', 'LakeSyncLock', 'LakeWriteBusyError', 'lake_counts', 'current_snapshot', 'LakeChanges',
-           'lake_changes', 'HeldRows', 'is_invalidated', 'discard', 'is_remote', 'is_stale', 'open_store', 'copy_index']
+__all__ = ['LAKE_SCHEMA', 'LAKE', 'OPEN_ATTEMPTS', 'WRITE_LOCK_WAIT', 'HELD_ROWS_UP_TO', 'invalidated', 'lake_url',
+           'shown_catalog', 'data_path', 'lake_extension', 'is_conflict', 'lacks_layout', 'lay_out', 'CommitConflict',
+           'LakeStore', 'LakeSyncBusyError', 'LakeSyncLock', 'LakeWriteBusyError', 'lake_counts', 'current_snapshot',
+           'LakeChanges', 'lake_changes', 'HeldRows', 'is_invalidated', 'discard', 'is_remote', 'is_stale',
+           'open_store', 'copy_index']
 
 # %% ../nbs/05c_lake.ipynb #c89640a4
 def lake_url(catalog: str, app: str | None = None) -> str:
@@ -55,93 +56,6 @@ def data_path(data: str) -> str:
             f"cannot create the lake's data folder {p} ({e.strerror}); set MINIRAG_DATA to a writable folder"
         ) from None
     return str(p) + "/"
-
-# %% ../nbs/05c_lake.ipynb #536da6a2
-S3_TRIES = 2  # each request to the object store is tried twice: a dead endpoint fails within 2 × MINIRAG_S3_TIMEOUT
-
-
-@dataclass(frozen=True)
-class ObjectStore:
-    "How the lake's `s3://` data is reached, read from the variables the AWS tools read."
-
-    region: str
-    endpoint: str = ""  # an S3-compatible server's URL; empty: AWS S3
-    url_style: str = "vhost"
-    timeout: float = 30.0  # seconds one request may take
-    key_id: str = ""
-    secret: str = field(default="", repr=False)
-    token: str = field(default="", repr=False)
-
-    @property
-    def shown(self) -> str:
-        "The endpoint as `status` and messages show it: never a key."
-        return self.endpoint or f"AWS S3 ({self.region})"
-
-
-def object_store(env: dict | None = None) -> ObjectStore:
-    "The object store that the AWS_* and MINIRAG_S3_* variables of `env` (default: the process's) name."
-    endpoint = (setting("AWS_ENDPOINT_URL", env) or "").rstrip("/")
-    return ObjectStore(
-        region=setting("AWS_REGION", env),
-        endpoint=endpoint,
-        url_style=setting("MINIRAG_S3_URL_STYLE", env) or ("path" if endpoint else "vhost"),
-        timeout=setting("MINIRAG_S3_TIMEOUT", env),
-        key_id=setting("AWS_ACCESS_KEY_ID", env) or "",
-        secret=setting("AWS_SECRET_ACCESS_KEY", env) or "",
-        token=setting("AWS_SESSION_TOKEN", env) or "",
-    )
-
-
-def _quoted(v) -> str:
-    return "'" + str(v).replace("'", "''") + "'"
-
-
-def secret_sql(o: ObjectStore, bucket: str) -> str:
-    "The statement handing `o` to DuckDB's httpfs for `s3://bucket`: a temporary secret, in memory, never on disk."
-    opts = dict(TYPE="s3", SCOPE=_quoted(f"s3://{bucket}"), REGION=_quoted(o.region), URL_STYLE=_quoted(o.url_style))
-    if o.key_id:
-        opts.update(KEY_ID=_quoted(o.key_id), SECRET=_quoted(o.secret))
-    if o.token:
-        opts["SESSION_TOKEN"] = _quoted(o.token)
-    if o.endpoint:
-        u = urlsplit(o.endpoint)
-        opts.update(ENDPOINT=_quoted(u.netloc), USE_SSL=str(u.scheme == "https").lower())
-    return "CREATE OR REPLACE TEMPORARY SECRET minirag_s3 (" + ", ".join(f"{k} {v}" for k, v in opts.items()) + ")"
-
-# %% ../nbs/05c_lake.ipynb #691ccc23
-def s3_problem(e: BaseException, data: str, o: ObjectStore) -> str:
-    "What a failed request to the object store means, naming the setting that fixes it."
-    text = str(e)
-    bucket = urlsplit(data).netloc
-    if "NoSuchBucket" in text:  # S3's error codes are the same words in every server's language
-        return f"the bucket {bucket!r} does not exist at {o.shown}; create it, or set MINIRAG_DATA to one that exists"
-    if re.search(r"\(HTTP 40[013]\b", text):
-        code = m.group(1) if (m := re.search(r"\n(\w+): ", text)) else "refused"
-        return (
-            f"{o.shown} refused the keys for {data} ({code}); check AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
-            "(and AWS_REGION)"
-        )
-    if isinstance(e, duckdb.IOException) and "HTTP" in text:  # no answer: refused, unresolved, timed out
-        why = text.split(" error for ")[0].removeprefix("IO Error: ")
-        return (
-            f"cannot reach {o.shown} for {data} ({why}, {o.timeout:g} s allowed a request); check AWS_ENDPOINT_URL "
-            "(and MINIRAG_S3_URL_STYLE) and that the server is running"
-        )
-    return f"{o.shown} failed a request for {data}: {text.splitlines()[0][:200]}"
-
-
-def reach_data(con, data: str, env: dict | None = None) -> ObjectStore:
-    "Give `con` the object store's keys and list the bucket once: a bad key, bucket or endpoint fails here, named."
-    o = object_store(env)
-    bucket = urlsplit(data).netloc
-    con.execute(f"SET http_timeout = {o.timeout:g}")
-    con.execute(f"SET http_retries = {S3_TRIES - 1}")
-    con.execute(secret_sql(o, bucket))
-    try:  # a prefix at the bucket's top: one short listing, however many files the lake holds
-        con.execute(f"SELECT count(*) FROM glob({_quoted(f's3://{bucket}/.minirag-probe-*')})").fetchall()
-    except duckdb.Error as e:
-        raise IndexUnavailableError(f"cannot open the lake's data: {s3_problem(e, data, o)}") from None
-    return o
 
 # %% ../nbs/05c_lake.ipynb #cecdfe2f
 LAKE_SCHEMA = _SCHEMA.replace(" PRIMARY KEY", "")
@@ -239,8 +153,11 @@ class LakeStore(Store):
     def where(self) -> dict:
         "Where the lake is, as `status` shows it: the catalog without its password, the data path, its endpoint."
         out = dict(catalog=shown_catalog(self.catalog), data=self.data)
-        if self.data.startswith("s3://"):
-            out["endpoint"] = object_store().shown
+        if is_remote(self):
+            try:
+                out["endpoint"] = object_store().shown
+            except ConfigError as e:  # status still answers, and says what is wrong
+                out["endpoint"] = str(e)
         return out
 
     def others_waiting(self) -> bool:

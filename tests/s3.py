@@ -9,21 +9,25 @@ Started in a temporary folder as a subprocess, stopped afterwards.
 
 import json, os, shutil, socket, subprocess, sys, tempfile, time
 
+sys.path.insert(0, os.path.dirname(__file__))
+
 ADMIN = json.dumps({"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action": "*", "Resource": "*"}]})
 # requests moto answers before it checks signatures: the test's own setup (user, key, policy, its attachment)
 SETUP_REQUESTS = 4
 
 
 def need_s3_server():
-    "Skip (a failure in CI, which installs it) when moto's server is missing."
+    "Skip (a failure in CI, which installs it: MINIRAG_REQUIRE_SYSTEM_TOOLS=1) when moto's server is missing."
+    import importlib.util
     import pytest
+    from system_tools import REQUIRE_ENV, required
 
-    if shutil.which("moto_server") is None:
-        pytest.skip("the S3-compatible test server is missing (install: pip install 'moto[server]')")
-    try:
-        import boto3  # noqa: F401  (moto's own dependency: the test's setup requests)
-    except ImportError:
-        pytest.skip("boto3 is missing (install: pip install 'moto[server]')")
+    if shutil.which("moto_server") and importlib.util.find_spec("boto3"):  # boto3: moto's own, for the setup requests
+        return
+    why = "the S3-compatible test server is missing (install: pip install 'moto[server]')"
+    if required():
+        pytest.fail(f"{REQUIRE_ENV}=1: {why}", pytrace=False)
+    pytest.skip(why)
 
 
 def _free_port() -> int:
@@ -44,7 +48,10 @@ class S3:
         env = dict(os.environ, INITIAL_NO_AUTH_ACTION_COUNT=str(SETUP_REQUESTS))
         self.log = open(os.path.join(self.dir, "log"), "w")
         self.proc = subprocess.Popen(
-            ["moto_server", "-H", "127.0.0.1", "-p", str(port)], stdout=self.log, stderr=subprocess.STDOUT, env=env,
+            ["moto_server", "-H", "127.0.0.1", "-p", str(port)],
+            stdout=self.log,
+            stderr=subprocess.STDOUT,
+            env=env,
             cwd=self.dir,
         )
         self.url = f"http://127.0.0.1:{port}"

@@ -56,7 +56,8 @@ def machine(lake, tmp_path, model_dir, root, home, **extra) -> dict:
 
 
 def cli(env, *args, ok=True) -> subprocess.CompletedProcess:
-    r = subprocess.run([sys.executable, "-m", "minirag.cli", *args], capture_output=True, text=True, timeout=300, env=env)
+    cmd = [sys.executable, "-m", "minirag.cli", *args]
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=300, env=env)
     assert "Traceback" not in r.stderr, r.stderr
     assert not ok or r.returncode == 0, r.stderr
     return r
@@ -247,7 +248,9 @@ def test_a_writer_killed_mid_commit_leaves_a_consistent_lake_on_the_bucket(
     assert p.returncode == -signal.SIGKILL
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL"):
         monkeypatch.setenv(k, lake[k])
-    ix = Index.open(root, db_path=tmp_path / "survivor", model_name=str(model_dir), cache_dir=model_dir.parent, env=lake)
+    ix = Index.open(
+        root, db_path=tmp_path / "survivor", model_name=str(model_dir), cache_dir=model_dir.parent, env=lake
+    )
     rows_by_source(ix)  # consistent as it stands: no doubled or orphaned rows
     ix.sync()  # and the next sync completes it
     assert_exact(ix, root, tmp_path, model_dir)
