@@ -179,7 +179,7 @@ def test_two_writers_sync_into_one_bucket_while_a_reader_follows(lake, s3, tmp_p
         root, db_path=tmp_path / "reader", model_name=str(model_dir), cache_dir=model_dir.parent, env=lake
     )
     assert reader.query("topic0 server0").hits
-    procs = [writer(env, root, tmp_path / f"machine{i}", model_dir, rounds=2, seed=i) for i in range(2)]
+    procs = [writer(env, root, tmp_path / f"machine{i}", model_dir, rounds=1, seed=i) for i in range(2)]
     seen = set()
     while any(p.poll() is None for p in procs):  # the reader answers while both write
         seen |= {h.source for h in reader.query("topic3 topic7 server5", top_k=20).hits}
@@ -197,37 +197,31 @@ def test_two_writers_sync_into_one_bucket_while_a_reader_follows(lake, s3, tmp_p
     reader.close(), fresh.close()
 
 
-def test_maintain_merges_on_the_bucket_and_copy_moves_an_index_in_and_out(lake, s3, tmp_path, model_dir, root):
-    from test_lake import _rows
-    from minirag.api import Index
+def test_maintain_merges_on_the_bucket_and_copy_moves_an_index_in_and_out(lake, pg, s3, tmp_path, model_dir, root):
+    from minirag.lake import _pg, _pg_query
 
-    notes(root, 6)
-    base = dict(os.environ, BASE_DIR=str(root), MODEL_NAME=str(model_dir), CACHE_DIR=str(model_dir.parent))
-    cli(dict(base, DB_PATH=str(tmp_path / "local"), PYTHONPATH=str(REPO)), "sync")
     env = machine(lake, tmp_path, model_dir, root, "a")
-    r = cli_json(env, "copy", "--from", str(tmp_path / "local"))
-    assert r["sources"] == 6 and r["chunks"] >= 6, r
-    for i in range(4):  # small commits: small files on the bucket
-        write(root, f"n{i}.md", f"# Note {i}\n\nA short note about item{i} " + "and more words " * 30 + "\n")
+    for i in range(6):  # small commits: small files on the bucket
+        write(root, f"n{i}.md", f"# Note {i}\n\nA short note about item{i} " + "and more words " * 40 + "\n")
         cli(env, "ingest", str(root / f"n{i}.md"))
     m = cli_json(env, "maintain")
     assert m["backend"] == "lake" and m["after"]["data_files"] < m["before"]["data_files"], m
-    keys = set(bucket_keys(s3, lake))
-    from minirag.lake import _pg, _pg_query
-
     con = _pg(lake["MINIRAG_CATALOG"], "test")
     live = [p for (p,) in _pg_query(con, "SELECT path FROM ducklake_data_file WHERE end_snapshot IS NULL")]
     con.close()
+    keys = bucket_keys(s3, lake)
     assert live and all(any(k.endswith(p) for k in keys) for p in live), (live, keys)  # every live file is there
     assert cli_json(env, "query", "item2 note")["results"][0]["source"].endswith("n2.md")
-    assert cli_json(env, "sync")["ingested"] == 0  # nothing embedded again after the copy and the merge
-    r2 = cli_json(env, "copy", "--to", str(tmp_path / "back"))
-    assert r2["sources"] == 10, r2
-    fresh = dict(base, DB_PATH=str(tmp_path / "back"), PYTHONPATH=str(REPO))
-    assert cli_json(fresh, "query", "item2 note")["results"][0]["source"].endswith("n2.md")
-    a = Index.open(root, db_path=tmp_path / "back", model_name=str(model_dir), cache_dir=model_dir.parent)
-    assert len(_rows(a)[2]) == 10
-    a.close()
+    out = cli_json(env, "copy", "--to", str(tmp_path / "back"))
+    assert out["sources"] == 6 and out["chunks"] >= 6, out
+    # and in again: the index file into a second lake, on a bucket of its own
+    bucket = "other-" + uuid.uuid4().hex[:8]
+    other = dict(MINIRAG_CATALOG=pg.new_database(), MINIRAG_DATA=f"s3://{bucket}/", **s3.env(bucket))
+    env2 = machine(other, tmp_path, model_dir, root, "b")
+    assert cli_json(env2, "copy", "--from", str(tmp_path / "back")) == out
+    assert bucket_keys(s3, other)
+    assert cli_json(env2, "query", "item2 note")["results"][0]["source"].endswith("n2.md")
+    assert cli_json(env2, "sync")["ingested"] == 0  # nothing embedded again
 
 
 def test_a_writer_killed_mid_commit_leaves_a_consistent_lake_on_the_bucket(
@@ -267,10 +261,11 @@ def test_two_http_servers_answer_the_same_tokens_over_one_lake(lake, tmp_path, m
     env = {m: machine(lake, tmp_path, model_dir, root, m, MINIRAG_TOKENS_FILE=str(tokens_file)) for m in "ab"}
     cli(env["a"], "sync")
     token = cli(env["a"], "token", "add", "alice", "--rights", "write").stdout.strip()
+    bob = cli(env["b"], "token", "add", "bob").stdout.strip()  # on the other machine, into the same file
     servers = []
     for m in "ab":
         Path(env[m]["DB_PATH"]).mkdir(parents=True, exist_ok=True)
-        servers.append(Served(env[m], free_port(), {"alice": token}))
+        servers.append(Served(env[m], free_port(), {"alice": token, "bob": bob}))
     a, b = servers
     lemon = write(root, "lemon.md", "# Lemon curd\n\nWhisk zesty lemon curd with butter and sugar.\n")
 
@@ -286,10 +281,13 @@ def test_two_http_servers_answer_the_same_tokens_over_one_lake(lake, tmp_path, m
 
     try:
         anyio.run(main)
-        init = {"jsonrpc": "2.0", "id": 1, "method": "ping"}
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+        init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}
         assert [s.post(init).status_code for s in servers] == [401, 401]  # no token: refused by both
+        assert [s.post(init, s.auth("alice")).status_code for s in servers] == [200, 200]
         cli(env["b"], "token", "revoke", "alice")  # revoked on one machine: refused by both at once
         assert [s.post(init, s.auth("alice")).status_code for s in servers] == [401, 401]
+        assert [s.post(init, s.auth("bob")).status_code for s in servers] == [200, 200]
     finally:
         for s in servers:
             s.stop()
