@@ -158,6 +158,29 @@ def test_a_bad_key_bucket_or_endpoint_is_a_clear_error_in_time(lake, tmp_path, m
     silent.sock.close()
 
 
+def test_an_endpoint_gone_after_the_lake_opened_is_the_same_clear_error(pg, tmp_path, monkeypatch):
+    from minirag.lake import LakeStore
+    from minirag.store import IndexUnavailableError
+
+    catalog = pg.new_database()
+    with S3() as own:  # a server of this test's own, to stop
+        for k, v in dict(own.env("gone"), MINIRAG_S3_TIMEOUT="2").items():
+            monkeypatch.setenv(k, v)
+        writer_store = LakeStore(catalog, "s3://gone/", tmp_path / "w" / "index.duckdb")
+        with writer_store.transaction() as con:  # enough rows for a Parquet file on the bucket
+            con.execute("INSERT INTO postings SELECT 'term' || i, i, 1 FROM range(5000) t(i)")
+        writer_store.close()
+        reader = LakeStore(catalog, "s3://gone/", tmp_path / "r" / "index.duckdb")
+        assert reader.exists() is False  # opened: the bucket answered
+    t = time.monotonic()
+    with pytest.raises(IndexUnavailableError) as e:  # the server is gone: the read fails, never an empty result
+        with reader.session() as con:
+            con.execute("SELECT sum(tf + chunk_id) FROM postings").fetchall()  # a count the catalog would answer
+    assert time.monotonic() - t < 2 * 2 + 3
+    assert "the lake's data: cannot reach http://127.0.0.1:" in str(e.value), str(e.value)
+    assert "check AWS_ENDPOINT_URL" in str(e.value)
+
+
 def test_a_wrong_key_stops_a_sync_with_one_line_naming_it(lake, tmp_path, model_dir, root):
     notes(root, 1)
     env = machine(dict(lake, AWS_SECRET_ACCESS_KEY="not-the-secret"), tmp_path, model_dir, root, "a")
