@@ -49,6 +49,7 @@ def main(argv=None):
                 lake = dict(MINIRAG_CATALOG=pg.new_database(), MINIRAG_DATA=data, **s3.env(bucket))
                 env = dict(os.environ, BASE_DIR=str(args.docs), DB_PATH=str(work / f"{kind}-{r}"), **lake)
                 out[f"{kind}_sync_s"].append(round(sync(env), 1))
+                print(f"round {r}: {kind} sync {out[f'{kind}_sync_s'][-1]} s", file=sys.stderr, flush=True)
                 envs[kind] = env
         os.environ.update({k: v for k, v in envs["s3"].items() if k.startswith("AWS_")})
         from minirag.api import Index

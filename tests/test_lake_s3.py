@@ -175,7 +175,7 @@ def test_an_endpoint_gone_after_the_lake_opened_is_the_same_clear_error(pg, tmp_
     t = time.monotonic()
     with pytest.raises(IndexUnavailableError) as e:  # the server is gone: the read fails, never an empty result
         with reader.session() as con:
-            con.execute("SELECT sum(tf + chunk_id) FROM postings").fetchall()  # a count the catalog would answer
+            con.execute("SELECT sum(tf + chunk_id) FROM postings").fetchall()  # a sum reads the file
     assert time.monotonic() - t < 2 * 2 + 3
     assert "the lake's data: cannot reach http://127.0.0.1:" in str(e.value), str(e.value)
     assert "check AWS_ENDPOINT_URL" in str(e.value)
