@@ -7,29 +7,18 @@ answer the same tokens over the same lake."""
 import json, os, signal, socket, subprocess, sys, threading, time, uuid
 from pathlib import Path
 import pytest
-from conftest import need_tool, write
-from pg import need_team_extra
+from conftest import write
 from s3 import S3, need_s3_server
-from test_lake_writers import assert_exact, committed_writes, rows_by_source, writer
+from test_lake_writers import assert_exact, committed_writes, pg, rows_by_source, writer  # noqa: F401  (pg: a fixture)
 
 REPO = Path(__file__).resolve().parents[1]
-pytestmark = pytest.mark.slow  # about two minutes on two cores: every test starts processes that load the model
+pytestmark = pytest.mark.slow  # minutes: most tests start processes that each load the model
 
 
 @pytest.fixture(scope="session")
 def s3():
     need_s3_server()
     with S3() as server:
-        yield server
-
-
-@pytest.fixture(scope="module")
-def pg():
-    need_tool("postgresql")
-    need_team_extra()
-    from pg import Postgres
-
-    with Postgres() as server:
         yield server
 
 
