@@ -94,7 +94,8 @@ def reach_data(con, data: str, env: dict | None = None) -> ObjectStore:
     bucket = urlsplit(data).netloc
     con.execute(f"SET http_timeout = {o.timeout:g}")
     con.execute(f"SET http_retries = {S3_TRIES - 1}")
-    con.execute(secret_sql(o, bucket))
+    if o.key_id or o.endpoint:  # else a secret the user gave DuckDB (`CREATE PERSISTENT SECRET`) applies, if any
+        con.execute(secret_sql(o, bucket))
     try:  # a prefix at the bucket's top: one short listing, however many files the lake holds
         con.execute(f"SELECT count(*) FROM glob({_quoted(f's3://{bucket}/.minirag-probe-*')})").fetchall()
     except duckdb.Error as e:
