@@ -363,6 +363,7 @@ def status(self: Index, scope: str | list[str] | None = None) -> Status:
     if bases is not None:  # a caller that may see part of the index learns nothing of the rest
         s.roots = [b for b in bases if b.startswith("/")]
     s.model_note = model_note(cfg.model_name, cfg.model_chosen, None)
+    s.lake = self.store.where() if self.store.is_lake else None
     if not self.store.exists():
         s.index_error = _unwritable(cfg.db_path)
         return s

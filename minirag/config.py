@@ -192,6 +192,7 @@ class Setting:
     shown: str | None = None  # the default as the help reads it, when `default` alone would mislead
     check: Callable | None = None  # (name, text) -> None, or raises `ConfigError`
     lenient: bool = False  # a bad value is logged and the default used: the process must start anyway
+    secret: bool = False  # a credential: never shown, marked secret in server.json
 
     def read(self, raw, default=...):
         "The value of `raw` (the variable's text; None when unset)."
@@ -336,6 +337,34 @@ SETTINGS.update({
                 "are answered 503", 256, lo=1, noun="a whole number ≥ 1"),
         Setting("MINIRAG_HTTP_READ_TIMEOUT", "process", "number", "`serve --http`: seconds a client has to send a "
                 "request's headers, and again its body", 10.0, lo=0.1, noun="a number of seconds"),
+    ]
+})
+# fmt: on
+
+# %% ../nbs/00_config.ipynb #c0336f7a
+def _endpoint_url(name, v):
+    if not re.fullmatch(r"https?://[^/\s]+/?", v):
+        raise ConfigError(f"{name}={v!r} is not a server URL; use e.g. http://127.0.0.1:9000 or https://s3.example.org")
+
+
+# fmt: off
+SETTINGS.update({
+    s.name: s
+    for s in [
+        Setting("AWS_ACCESS_KEY_ID", "process", "text", "a lake on `s3://`: the access key id, as the AWS tools "
+                "read it", check=_text),
+        Setting("AWS_SECRET_ACCESS_KEY", "process", "text", "a lake on `s3://`: the secret key (never shown)",
+                check=_text, secret=True),
+        Setting("AWS_SESSION_TOKEN", "process", "text", "a lake on `s3://`: a temporary session's token",
+                check=_text, secret=True),
+        Setting("AWS_REGION", "process", "text", "a lake on `s3://`: the bucket's region", "us-east-1", check=_text),
+        Setting("AWS_ENDPOINT_URL", "process", "text", "a lake on an S3-compatible server: its URL, "
+                "e.g. `http://127.0.0.1:9000`", shown="unset: AWS S3", check=_endpoint_url),
+        Setting("MINIRAG_S3_URL_STYLE", "process", "choice", "`path` (`host/bucket/key`, most S3-compatible "
+                "servers) or `vhost` (`bucket.host/key`)", choices=("path", "vhost"),
+                shown="`path` with AWS_ENDPOINT_URL, else `vhost`"),
+        Setting("MINIRAG_S3_TIMEOUT", "process", "number", "seconds one request to the object store may take; "
+                "a dead endpoint is an error within twice that", 30.0, lo=1, noun="a number of seconds ≥ 1"),
     ]
 })
 # fmt: on

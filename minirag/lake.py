@@ -12,6 +12,7 @@ from urllib.parse import urlsplit, urlunsplit, parse_qsl, urlencode, quote
 import duckdb
 from fastcore.basics import patch
 from .config import Config, ConfigError, MiniragError
+from .bucket import object_store, reach_data, s3_problem
 from .store import Store, IndexUnavailableError, connect, extension_path, lake_connections, _SCHEMA
 from .store import add_document_columns, CHUNK_FIELDS, has_chunks
 from . import tuning
@@ -20,8 +21,8 @@ from . import tuning
 __all__ = ['LAKE_SCHEMA', 'LAKE', 'OPEN_ATTEMPTS', 'WRITE_LOCK_WAIT', 'HELD_ROWS_UP_TO', 'invalidated', 'lake_url',
            'shown_catalog', 'data_path', 'lake_extension', 'is_conflict', 'lacks_layout', 'lay_out', 'CommitConflict',
            'LakeStore', 'LakeSyncBusyError', 'LakeSyncLock', 'LakeWriteBusyError', 'lake_counts', 'current_snapshot',
-           'LakeChanges', 'lake_changes', 'HeldRows', 'is_invalidated', 'discard', 'is_stale', 'open_store',
-           'copy_index']
+           'LakeChanges', 'lake_changes', 'HeldRows', 'is_invalidated', 'discard', 'is_remote', 'is_stale',
+           'open_store', 'copy_index']
 
 # %% ../nbs/05c_lake.ipynb #c89640a4
 def lake_url(catalog: str, app: str | None = None) -> str:
@@ -149,6 +150,16 @@ class LakeStore(Store):
     def shown(self) -> str:
         return f"the lake {shown_catalog(self.catalog)} (data {self.data})"
 
+    def where(self) -> dict:
+        "Where the lake is, as `status` shows it: the catalog without its password, the data path, its endpoint."
+        out = dict(catalog=shown_catalog(self.catalog), data=self.data)
+        if is_remote(self):
+            try:
+                out["endpoint"] = object_store().shown
+            except ConfigError as e:  # status still answers, and says what is wrong
+                out["endpoint"] = str(e)
+        return out
+
     def others_waiting(self) -> bool:
         return False  # readers and writers never wait for each other on a lake
 
@@ -175,6 +186,8 @@ class LakeStore(Store):
                 con.execute(f"LOAD '{lake_extension(e)}'")
             for k, v in _SETTINGS.items():
                 con.execute(f"SET {k} = {v}")
+            if self.data.startswith("s3://"):
+                reach_data(con, self.data)
             url = lake_url(self.catalog, f"minirag {socket.gethostname()} pid {os.getpid()}").replace("'", "''")
             path = data_path(self.data).replace("'", "''")
             con.execute(f"ATTACH 'ducklake:postgres:{url}' AS {LAKE} (DATA_PATH '{path}')")
@@ -688,7 +701,15 @@ def session(self: LakeStore):
                 # a failed statement, or a failed commit (`CommitConflict`) that left the connection invalidated
                 if isinstance(e, duckdb.Error) or is_invalidated(self._con):
                     self.drop_connection()
+            if self._depth == 0 and is_remote(self) and isinstance(e, duckdb.IOException) and "HTTP" in str(e):
+                # the object store failed a request after the lake was opened: said as at opening, naming the setting
+                raise IndexUnavailableError(f"the lake's data: {s3_problem(e, self.data, object_store())}") from None
             raise
+
+
+def is_remote(st: LakeStore) -> bool:
+    "True if the lake's data lies on `s3://`."
+    return st.data.startswith("s3://")
 
 
 @patch

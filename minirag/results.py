@@ -352,6 +352,7 @@ class Status(Shown):
     index_bytes: int | None = None  # size of the index file
     labels: dict | None = None  # with a taxonomy file: its facets, values with document counts, and what lacks one
     model_note: str | None = None  # which model queries and syncs use, and why
+    lake: dict | None = None  # a team index: its catalog (no password), data path and object store endpoint (no key)
 
     _HEAD = ["setting", "value"]
 

@@ -37,6 +37,7 @@ OMITTED_WHEN_NONE = {
     (ListedFile, "labels"),
     (ListedSource, "labels"),
     (Status, "labels"),
+    (Status, "lake"),
 }
 
 

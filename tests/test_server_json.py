@@ -49,5 +49,5 @@ def test_environment_variables_are_the_settings_table():
         assert not any(n.startswith("MINIRAG_TEST_") for n in env)
         for name, v in env.items():
             assert v["description"] == SETTINGS[name].help.replace("`", ""), name
-            assert v["isSecret"] is False and v["isRequired"] is False
+            assert v["isSecret"] is SETTINGS[name].secret and v["isRequired"] is False
         assert env["MINIRAG_PUBLIC_URL"]["format"] == "string" and env["MAX_FILE_SIZE"]["format"] == "number"

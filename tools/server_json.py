@@ -49,7 +49,7 @@ def env_vars() -> list[dict]:
             "name": s.name,
             "description": s.help.replace("`", ""),
             "isRequired": False,
-            "isSecret": False,
+            "isSecret": s.secret,
             "format": FORMATS.get(s.parse, "string"),
         }
         if isinstance(s.default, (str, int, float)) and not isinstance(s.default, bool) and s.shown is None:
