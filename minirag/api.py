@@ -364,6 +364,7 @@ def status(self: Index, scope: str | list[str] | None = None) -> Status:
     s.model_note = model_note(cfg.model_name, cfg.model_chosen, None)
     if not self.store.exists():
         s.index_error = _unwritable(cfg.db_path)
+        s.labels = labels_status(None, cfg, False)  # a taxonomy file's state is known before the first sync
         return s
     try:
         meta, n = self.tables.meta(), self.tables.counts(scheme=SCHEME_VERSION, scope=bases)

@@ -9,13 +9,15 @@ from pathlib import Path
 from .config import Config, MiniragError
 from .dates import DocDate, document_date, parse_iso_date
 from .labels import Label, OPENING_CHUNKS, TaxonomyError, label_document, label_rows, load_taxonomy
+from .labels import taxonomy_file
 from .labels import opening, probabilities, value_vectors
 from .tables import SourceRecord
 
 # %% auto #0
-__all__ = ['SORTS', 'date_of', 'date_record', 'relative_path', 'taxonomy_or_none', 'record_labels', 'label_records',
-           'DocumentFilter', 'taxonomy_path', 'checked_labels', 'document_filter', 'check_sort', 'unlabelled_count',
-           'filter_counts', 'row_labels', 'by_date', 'labels_status', 'Classified', 'classify_record']
+__all__ = ['SORTS', 'date_of', 'date_record', 'relative_path', 'taxonomy_or_none', 'labels_problem', 'record_labels',
+           'label_records', 'DocumentFilter', 'taxonomy_path', 'checked_labels', 'document_filter', 'check_sort',
+           'unlabelled_count', 'filter_counts', 'row_labels', 'by_date', 'labels_status', 'Classified',
+           'classify_record']
 
 # %% ../nbs/07f_facets.ipynb #26452b47
 def date_of(text: str, source: str, kind: str, mtime: float | None = None) -> DocDate | None:
@@ -44,6 +46,15 @@ def taxonomy_or_none(roots):
         return load_taxonomy(roots)
     except TaxonomyError:
         return None
+
+
+def labels_problem(roots) -> str | None:
+    "A sync's warning when the taxonomy file cannot be used, `<file>: labels: <why>`; None when it can or is absent."
+    try:
+        load_taxonomy(roots)
+    except TaxonomyError as e:
+        return f"{taxonomy_file(roots)}: labels: {e}"
+    return None
 
 
 def record_labels(tax, source: str, kind: str, root: str, vectors, embedder) -> list[tuple]:
