@@ -228,6 +228,8 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                'minirag.dates._month': ('dates.html#_month', 'minirag/dates.py'),
                                'minirag.dates._numeric': ('dates.html#_numeric', 'minirag/dates.py'),
                                'minirag.dates._only_date': ('dates.html#_only_date', 'minirag/dates.py'),
+                               'minirag.dates._version_or_day': ('dates.html#_version_or_day', 'minirag/dates.py'),
+                               'minirag.dates._weekday_date': ('dates.html#_weekday_date', 'minirag/dates.py'),
                                'minirag.dates._year': ('dates.html#_year', 'minirag/dates.py'),
                                'minirag.dates.document_date': ('dates.html#document_date', 'minirag/dates.py'),
                                'minirag.dates.find_date': ('dates.html#find_date', 'minirag/dates.py'),
