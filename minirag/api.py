@@ -24,6 +24,7 @@ from .results import row_date
 from .labels import load_taxonomy
 from .facets import Classified, by_date, check_sort, classify_record, document_filter, filter_counts
 from .facets import labels_status, row_labels, taxonomy_path
+from .facets import bulk_copied, mark_bulk_copies
 from .ingest import prepare
 from .formats import convert as formats
 
@@ -433,6 +434,8 @@ def query(
         empty = [b for b in bases or [] if not any(in_scope(h.source, b) for h in r.hits)]
         r.warnings = _scope_warnings(tables, empty, cfg.roots)
         r.filter_counts = counts
+        if flt and (flt.date_from or flt.date_to):  # a date filter says which dates are a bulk copy's
+            r.warnings += mark_bulk_copies(r.sources, bulk_copied(tables.sources(con=con)), lambda s: s.source)
         labelled = row_labels(tables, [s.source for s in r.sources], cfg.roots, con)
         for s in r.sources if labelled is not None else []:
             s.labels = labelled.get(s.source, {})
@@ -467,6 +470,11 @@ def _listed_files(found, bases, indexed: dict, failed: dict) -> tuple[list, set]
             )
         )
     return files, seen
+
+
+def _row_key(row) -> str:
+    "A listed row's source id."
+    return row.file_path if isinstance(row, ListedFile) else row.source
 
 
 def _filtered_listing(ix, there: bool, bases, flt, roots, files: list, sources: list) -> tuple[list, list, dict]:
@@ -516,11 +524,13 @@ def list_files(
         files, sources = by_date(files), by_date(sources)
     labelled = row_labels(self.tables, list(indexed), cfg.roots) if there else None
     for row in [*files, *sources] if labelled is not None else []:
-        key = row.file_path if isinstance(row, ListedFile) else row.source
+        key = _row_key(row)
         row.labels = labelled.get(key, {}) if key in indexed else None
     missing = [k for k, r in indexed.items() if r["kind"] == "file" and k not in seen]
     matched = lambda b: any(in_scope(f.file_path, b) for f in files) or any(in_scope(k, b) for k in indexed)
     warnings = _scope_warnings(None, [b for b in bases or [] if not matched(b)], cfg.roots)
+    if sort == "date" or (flt and (flt.date_from or flt.date_to)):  # ...and says which dates are a bulk copy's
+        warnings += mark_bulk_copies([*files, *sources], bulk_copied(indexed.values()), _row_key)
     return FileList(files, sources, missing, warnings, counts)
 
 # %% ../nbs/10_api.ipynb #c60b37d5

@@ -225,6 +225,7 @@ class DocDate:
 
     value: str
     source: str  # one of DATE_SOURCES
+    bulk_copy: bool | None = None  # True: a file time many files share from one copy (facets.bulk_copied)
 
 
 def document_date(text: str, name: str = "", mtime: float | None = None) -> DocDate | None:

@@ -14,10 +14,10 @@ from .labels import opening, probabilities, value_vectors
 from .tables import SourceRecord
 
 # %% auto #0
-__all__ = ['SORTS', 'date_of', 'date_record', 'relative_path', 'taxonomy_or_none', 'labels_problem', 'record_labels',
-           'label_records', 'DocumentFilter', 'taxonomy_path', 'checked_labels', 'document_filter', 'check_sort',
-           'unlabelled_count', 'filter_counts', 'row_labels', 'by_date', 'labels_status', 'Classified',
-           'classify_record']
+__all__ = ['SORTS', 'BULK_COPY_FILES', 'BULK_COPY_SECONDS', 'date_of', 'date_record', 'relative_path', 'taxonomy_or_none',
+           'labels_problem', 'record_labels', 'label_records', 'DocumentFilter', 'taxonomy_path', 'checked_labels',
+           'document_filter', 'check_sort', 'unlabelled_count', 'filter_counts', 'row_labels', 'by_date', 'bulk_copied',
+           'mark_bulk_copies', 'labels_status', 'Classified', 'classify_record']
 
 # %% ../nbs/07f_facets.ipynb #26452b47
 def date_of(text: str, source: str, kind: str, mtime: float | None = None) -> DocDate | None:
@@ -206,6 +206,36 @@ def by_date(rows: list) -> list:
     "Rows newest first by their `date`, undated last, otherwise in the order given."
     dated = sorted((r for r in rows if r.date), key=lambda r: r.date.value, reverse=True)
     return dated + [r for r in rows if not r.date]
+
+# %% ../nbs/07f_facets.ipynb #10c911d4
+BULK_COPY_FILES = 10  # files dated by one run of near-equal file times that make a bulk copy, not a day's writing
+BULK_COPY_SECONDS = 2.0  # the gap between consecutive file times a copy's run stays within
+
+
+def bulk_copied(rows) -> set[str]:
+    "The sources (`sources` rows) whose date is a file time shared, within seconds, with a bulk copy's other files."
+    timed = sorted((r["mtime"], r["source"]) for r in rows if r.get("date_source") == "file" and r.get("mtime"))
+    out, run = set(), []
+    for t, s in [*timed, (float("inf"), None)]:
+        if run and t - run[-1][0] > BULK_COPY_SECONDS:
+            if len(run) >= BULK_COPY_FILES:
+                out.update(x for _, x in run)
+            run = []
+        run.append((t, s))
+    return out
+
+
+def mark_bulk_copies(listed: list, copied: set[str], key) -> list[str]:
+    "Mark the dates of `listed` rows (their id by `key`) that a bulk copy gave; the warning saying how many."
+    marked = [row for row in listed if row.date and row.date.source == "file" and key(row) in copied]
+    for row in marked:
+        row.date.bulk_copy = True
+    if not marked:
+        return []
+    return [
+        f"{len(marked)} of these documents are dated only by a file time they share with the other files of a bulk "
+        "copy: the date says when they were copied, not when they were written (their date has bulkCopy: true)"
+    ]
 
 # %% ../nbs/07f_facets.ipynb #c0909ae0
 def labels_status(tables, cfg: Config, exists: bool) -> dict | None:

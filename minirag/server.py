@@ -256,6 +256,11 @@ class DocumentDate(_Out):
 
     value: str = Field(description="YYYY-MM-DD")
     source: str = Field(description="document (its header), name (its file name) or file (the file's time)")
+    bulkCopy: bool | None = Field(
+        None,
+        description="true when a date sort or filter finds this file time shared with a bulk copy's other files: "
+        "the day they were copied, not written",
+    )
 
 
 class FilterCounts(_Out):
