@@ -24,7 +24,7 @@ from .results import row_date
 from .labels import load_taxonomy
 from .facets import Classified, by_date, check_sort, classify_record, document_filter, filter_counts
 from .facets import labels_status, row_labels, taxonomy_path
-from .facets import bulk_copied, mark_bulk_copies
+from .facets import bulk_copied, mark_bulk_copies, never_labelled
 from .ingest import prepare
 from .formats import convert as formats
 
@@ -80,7 +80,7 @@ def _scope_warnings(tables, bases: list[str] | None, roots) -> list[str]:
 def _never_indexed(roots) -> str:
     "The warning of a query on an index that holds nothing yet: what to run."
     where = ", ".join(map(str, roots)) or "the roots"
-    return f"nothing is indexed yet under {where}; run sync first (`minirag-mcp sync`, or the sync tool)"
+    return f"nothing is indexed yet under {where}; run sync_start first to index the roots"
 
 # %% ../nbs/10_api.ipynb #4314bab8
 def _not_indexed(src: str, what: str = "") -> MiniragError:
@@ -485,11 +485,13 @@ def _filtered_listing(ix, there: bool, bases, flt, roots, files: list, sources: 
         else None
     )
     keep = set(sel.sources) if sel else set()
+    unread = [f.display_path for f in files if f.state == "not indexed"]  # never ingested: no label to match yet
     files = [f for f in files if f.file_path in keep]
     sources = [x for x in sources if x.source in keep]
     counts = filter_counts(ix.tables, sel, flt, roots) if sel else dict(unlabelled=0, undated=0)
     if sel is None and flt.labels:
         counts["uncertain"] = 0
+    counts["unlabelled"] += never_labelled(flt, roots, unread)
     return files, sources, counts
 
 # %% ../nbs/10_api.ipynb #f82aba55

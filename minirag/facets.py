@@ -16,8 +16,8 @@ from .tables import SourceRecord
 # %% auto #0
 __all__ = ['SORTS', 'BULK_COPY_FILES', 'BULK_COPY_SECONDS', 'date_of', 'date_record', 'relative_path', 'taxonomy_or_none',
            'labels_problem', 'record_labels', 'label_records', 'DocumentFilter', 'taxonomy_path', 'checked_labels',
-           'document_filter', 'check_sort', 'unlabelled_count', 'filter_counts', 'row_labels', 'by_date', 'bulk_copied',
-           'mark_bulk_copies', 'labels_status', 'Classified', 'classify_record']
+           'document_filter', 'check_sort', 'unlabelled_count', 'never_labelled', 'filter_counts', 'row_labels',
+           'by_date', 'bulk_copied', 'mark_bulk_copies', 'labels_status', 'Classified', 'classify_record']
 
 # %% ../nbs/07f_facets.ipynb #26452b47
 def date_of(text: str, source: str, kind: str, mtime: float | None = None) -> DocDate | None:
@@ -169,6 +169,15 @@ def unlabelled_count(tables, sel, flt, roots, con=None) -> int:
     )
 
 
+def never_labelled(flt, roots, rels: list[str]) -> int:
+    "Files never ingested (their paths under their roots) that a filtered facet applies to: none has its label yet."
+    if not flt.labels or not rels:
+        return 0
+    tax = load_taxonomy(roots)
+    facets = [tax.facets[f] for f in flt.labels]
+    return sum(any(_facet_applies(f, dict(source=f"/{rel}", kind="file", root="/")) for f in facets) for rel in rels)
+
+
 def filter_counts(tables, sel, flt, roots, con=None) -> dict:
     "What a filter's answer says it left out (`unlabelled`, `undated`) and, with labels, kept on a runner-up only."
     out = dict(unlabelled=unlabelled_count(tables, sel, flt, roots, con), undated=sel.undated)
@@ -281,6 +290,13 @@ class Classified:
     date: DocDate | None = None
 
 
+def _why_not_set(facet) -> str:
+    "Why a file got no value for `facet`: the folders its `within` names, which the file lies outside."
+    if not facet.within:
+        return "the document has no text the model could place"
+    return f"outside its within folders: {', '.join(facet.within)}"
+
+
 def classify_record(tax, rec: SourceRecord, rows: list[dict], embedder) -> Classified:
     "What a prepared record would get under `tax`: labels, the model's probabilities, facets left unset, date."
     vecs = embedder.embed([r["text"] for r in rows[: tax.opening_chunks or OPENING_CHUNKS]])
@@ -290,6 +306,6 @@ def classify_record(tax, rec: SourceRecord, rows: list[dict], embedder) -> Class
         if lab.source == "model":
             ids, mat = value_vectors(tax, embedder)[name]
             probs[name] = {k: round(v, 4) for k, v in probabilities(doc, ids, mat).items()}
-    not_set = {f: "outside its within folders" for f in tax.facets if f not in got}
+    not_set = {f: _why_not_set(tax.facets[f]) for f in tax.facets if f not in got}
     day = DocDate(rec.doc_date, rec.date_source) if rec.doc_date else None
     return Classified(rec.source, got, probs, not_set, day)
