@@ -24,6 +24,7 @@ from .results import row_date
 from .labels import load_taxonomy
 from .facets import Classified, by_date, check_sort, classify_record, document_filter, filter_counts
 from .facets import labels_status, row_labels, taxonomy_path
+from .facets import bulk_copied, mark_bulk_copies, never_labelled
 from .ingest import prepare
 from .formats import convert as formats
 
@@ -79,7 +80,7 @@ def _scope_warnings(tables, bases: list[str] | None, roots) -> list[str]:
 def _never_indexed(roots) -> str:
     "The warning of a query on an index that holds nothing yet: what to run."
     where = ", ".join(map(str, roots)) or "the roots"
-    return f"nothing is indexed yet under {where}; run sync first (`minirag-mcp sync`, or the sync tool)"
+    return f"nothing is indexed yet under {where}; run sync_start first to index the roots"
 
 # %% ../nbs/10_api.ipynb #4314bab8
 def _not_indexed(src: str, what: str = "", cfg: Config | None = None) -> MiniragError:
@@ -366,6 +367,7 @@ def status(self: Index, scope: str | list[str] | None = None) -> Status:
     s.lake = self.store.where() if self.store.is_lake else None
     if not self.store.exists():
         s.index_error = _unwritable(cfg.db_path)
+        s.labels = labels_status(None, cfg, False)  # a taxonomy file's state is known before the first sync
         return s
     try:
         meta, n = self.tables.meta(), self.tables.counts(scheme=SCHEME_VERSION, scope=bases)
@@ -434,6 +436,8 @@ def query(
         empty = [b for b in bases or [] if not any(in_scope(h.source, b) for h in r.hits)]
         r.warnings = _scope_warnings(tables, empty, cfg.roots)
         r.filter_counts = counts
+        if flt and (flt.date_from or flt.date_to):  # a date filter says which dates are a bulk copy's
+            r.warnings += mark_bulk_copies(r.sources, bulk_copied(tables.sources(con=con)), lambda s: s.source)
         labelled = row_labels(tables, [s.source for s in r.sources], cfg.roots, con)
         for s in r.sources if labelled is not None else []:
             s.labels = labelled.get(s.source, {})
@@ -470,6 +474,11 @@ def _listed_files(found, bases, indexed: dict, failed: dict) -> tuple[list, set]
     return files, seen
 
 
+def _row_key(row) -> str:
+    "A listed row's source id."
+    return row.file_path if isinstance(row, ListedFile) else row.source
+
+
 def _filtered_listing(ix, there: bool, bases, flt, roots, files: list, sources: list) -> tuple[list, list, dict]:
     "The files and sources a date or label filter selects, and its counts (unlabelled, undated, uncertain)."
     sel = (
@@ -478,11 +487,13 @@ def _filtered_listing(ix, there: bool, bases, flt, roots, files: list, sources: 
         else None
     )
     keep = set(sel.sources) if sel else set()
+    unread = [f.display_path for f in files if f.state == "not indexed"]  # never ingested: no label to match yet
     files = [f for f in files if f.file_path in keep]
     sources = [x for x in sources if x.source in keep]
     counts = filter_counts(ix.tables, sel, flt, roots) if sel else dict(unlabelled=0, undated=0)
     if sel is None and flt.labels:
         counts["uncertain"] = 0
+    counts["unlabelled"] += never_labelled(flt, roots, unread)
     return files, sources, counts
 
 # %% ../nbs/10_api.ipynb #f82aba55
@@ -517,11 +528,13 @@ def list_files(
         files, sources = by_date(files), by_date(sources)
     labelled = row_labels(self.tables, list(indexed), cfg.roots) if there else None
     for row in [*files, *sources] if labelled is not None else []:
-        key = row.file_path if isinstance(row, ListedFile) else row.source
+        key = _row_key(row)
         row.labels = labelled.get(key, {}) if key in indexed else None
     missing = [k for k, r in indexed.items() if r["kind"] == "file" and k not in seen]
     matched = lambda b: any(in_scope(f.file_path, b) for f in files) or any(in_scope(k, b) for k in indexed)
     warnings = _scope_warnings(None, [b for b in bases or [] if not matched(b)], cfg.roots)
+    if sort == "date" or (flt and (flt.date_from or flt.date_to)):  # ...and says which dates are a bulk copy's
+        warnings += mark_bulk_copies([*files, *sources], bulk_copied(indexed.values()), _row_key)
     return FileList(files, sources, missing, warnings, counts)
 
 # %% ../nbs/10_api.ipynb #c60b37d5

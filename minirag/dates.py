@@ -107,6 +107,14 @@ _WEEKDAY = re.compile(
     r"^(?:понедельник|вторник|среда|четверг|пятница|суббота|воскресенье|пн|вт|ср|чт|пт|сб|вс)\.?,?\s",
     re.I,
 )
+# a Teams recording's header ("August 5, 2026, 10:32AM"), on the first or second line behind the meeting's name
+_TEAMS = re.compile(r"\b[A-Za-z]{3,9}\.? \d{1,2}, \d{4},? \d{1,2}:\d{2}")
+# a weekday written out anywhere in a line ("… RE: Workshop Friday, 21 August 2026 at 6:24"), a month name after it
+_WEEKDAY_IN = re.compile(
+    r"(?<!\w)(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday|"
+    r"понедельник|вторник|сред[аыу]|четверг|пятниц[аыу]|суббот[аыу]|воскресенье),?\s+",
+    re.I,
+)
 _TIME = re.compile(
     r"\b\d{1,2}:\d{2}(?::\d{2})?\s*(?:[ap]\.?m\.?)?|\b(?:г|года?)\b\.?|[+-]\d{4}\b|\butc\b|\bgmt\b", re.I
 )
@@ -133,6 +141,16 @@ def _only_date(line: str, day_first: bool | None = None) -> dt.date | None:
     return d if not words else None
 
 
+def _weekday_date(line: str) -> dt.date | None:
+    "The date a month name gives right after a weekday written out anywhere in `line`, else None."
+    for w in _WEEKDAY_IN.finditer(line):
+        for pat in (_DAY_MONTH, _MONTH_DAY):
+            m = pat.match(line, w.end())
+            if m and (mon := _month(m["mon"])) and (d := make_date(m["year"], mon, m["day"])):
+                return d
+    return None
+
+
 def header_date(text: str) -> dt.date | None:
     "The date a document's header states, by the rules above in their order; None if it states none."
     lines = _lines(text)
@@ -140,11 +158,14 @@ def header_date(text: str) -> dt.date | None:
     for line in lines:
         if _FIELD.match(line) and (d := find_date(line.split(":", 1)[1], day_first)):
             return d
+    for line in lines[:2]:
+        if (m := _TEAMS.search(line)) and (d := find_date(m.group(0), day_first=False)):
+            return d
     for line in lines:
         if (m := _OUTGOING.match(line)) and (d := find_date(m["rest"], day_first=True)):
             return d
     for line in lines:
-        if _WEEKDAY.match(line) and (d := find_date(line, day_first)):
+        if _WEEKDAY.match(line) and (d := find_date(line, day_first)) or (d := _weekday_date(line)):
             return d
     for line in lines:
         if d := _only_date(line, day_first):
@@ -160,9 +181,23 @@ _EIGHT = re.compile(r"(?<!\d)(\d{8})(?!\d)")
 _LEADING_SIX = re.compile(r"^(\d{2})(\d{2})(\d{2})(?!\d)")
 
 
+# dotted digits in a name: a version (`v1.2.25`, `2.10.3`, `1.2.3.4`) unless they read as a day
+_DOTTED = re.compile(r"(?<![\d.])(?P<v>[vV])?(?P<run>\d+(?:\.\d+){2,})(?!\.?\d)")
+
+
+def _version_or_day(m: re.Match) -> str:
+    "A dotted run kept when it can be a day (`12.08.26`, `1.2.2026`, `2026.08.12`), blanked when it is a version."
+    parts = m["run"].split(".")
+    if m["v"] or len(parts) != 3:
+        return " "
+    d, mo, y = parts
+    day = len(d) == 4 or (len(y) == 4 and len(d) <= 2 and len(mo) <= 2) or (len(y) == len(d) == len(mo) == 2)
+    return m.group(0) if day else " "
+
+
 def name_date(name: str) -> dt.date | None:
     "The date a file name (or a source id's last part) holds, or None."
-    stem = unicodedata.normalize("NFC", name).rsplit("/", 1)[-1]
+    stem = _DOTTED.sub(_version_or_day, unicodedata.normalize("NFC", name).rsplit("/", 1)[-1])
     for m in _ISO_NAME.finditer(stem):
         if d := make_date(*m.groups()):
             return d
@@ -190,6 +225,7 @@ class DocDate:
 
     value: str
     source: str  # one of DATE_SOURCES
+    bulk_copy: bool | None = None  # True: a file time many files share from one copy (facets.bulk_copied)
 
 
 def document_date(text: str, name: str = "", mtime: float | None = None) -> DocDate | None:

@@ -9,13 +9,15 @@ from pathlib import Path
 from .config import Config, MiniragError
 from .dates import DocDate, document_date, parse_iso_date
 from .labels import Label, OPENING_CHUNKS, TaxonomyError, label_document, label_rows, load_taxonomy
+from .labels import taxonomy_file
 from .labels import opening, probabilities, value_vectors
 from .tables import SourceRecord
 
 # %% auto #0
-__all__ = ['SORTS', 'date_of', 'date_record', 'relative_path', 'taxonomy_or_none', 'record_labels', 'label_records',
-           'DocumentFilter', 'taxonomy_path', 'checked_labels', 'document_filter', 'check_sort', 'unlabelled_count',
-           'filter_counts', 'row_labels', 'by_date', 'labels_status', 'Classified', 'classify_record']
+__all__ = ['SORTS', 'BULK_COPY_FILES', 'BULK_COPY_SECONDS', 'date_of', 'date_record', 'relative_path', 'taxonomy_or_none',
+           'labels_problem', 'record_labels', 'label_records', 'DocumentFilter', 'taxonomy_path', 'checked_labels',
+           'document_filter', 'check_sort', 'unlabelled_count', 'never_labelled', 'filter_counts', 'row_labels',
+           'by_date', 'bulk_copied', 'mark_bulk_copies', 'labels_status', 'Classified', 'classify_record']
 
 # %% ../nbs/07f_facets.ipynb #26452b47
 def date_of(text: str, source: str, kind: str, mtime: float | None = None) -> DocDate | None:
@@ -44,6 +46,15 @@ def taxonomy_or_none(roots):
         return load_taxonomy(roots)
     except TaxonomyError:
         return None
+
+
+def labels_problem(roots) -> str | None:
+    "A sync's warning when the taxonomy file cannot be used, `<file>: labels: <why>`; None when it can or is absent."
+    try:
+        load_taxonomy(roots)
+    except TaxonomyError as e:
+        return f"{taxonomy_file(roots)}: labels: {e}"
+    return None
 
 
 def record_labels(tax, source: str, kind: str, root: str, vectors, embedder) -> list[tuple]:
@@ -158,6 +169,15 @@ def unlabelled_count(tables, sel, flt, roots, con=None) -> int:
     )
 
 
+def never_labelled(flt, roots, rels: list[str]) -> int:
+    "Files never ingested (their paths under their roots) that a filtered facet applies to: none has its label yet."
+    if not flt.labels or not rels:
+        return 0
+    tax = load_taxonomy(roots)
+    facets = [tax.facets[f] for f in flt.labels]
+    return sum(any(_facet_applies(f, dict(source=f"/{rel}", kind="file", root="/")) for f in facets) for rel in rels)
+
+
 def filter_counts(tables, sel, flt, roots, con=None) -> dict:
     "What a filter's answer says it left out (`unlabelled`, `undated`) and, with labels, kept on a runner-up only."
     out = dict(unlabelled=unlabelled_count(tables, sel, flt, roots, con), undated=sel.undated)
@@ -195,6 +215,36 @@ def by_date(rows: list) -> list:
     "Rows newest first by their `date`, undated last, otherwise in the order given."
     dated = sorted((r for r in rows if r.date), key=lambda r: r.date.value, reverse=True)
     return dated + [r for r in rows if not r.date]
+
+# %% ../nbs/07f_facets.ipynb #10c911d4
+BULK_COPY_FILES = 10  # files dated by one run of near-equal file times that make a bulk copy, not a day's writing
+BULK_COPY_SECONDS = 2.0  # the gap between consecutive file times a copy's run stays within
+
+
+def bulk_copied(rows) -> set[str]:
+    "The sources (`sources` rows) whose date is a file time shared, within seconds, with a bulk copy's other files."
+    timed = sorted((r["mtime"], r["source"]) for r in rows if r.get("date_source") == "file" and r.get("mtime"))
+    out, run = set(), []
+    for t, s in [*timed, (float("inf"), None)]:
+        if run and t - run[-1][0] > BULK_COPY_SECONDS:
+            if len(run) >= BULK_COPY_FILES:
+                out.update(x for _, x in run)
+            run = []
+        run.append((t, s))
+    return out
+
+
+def mark_bulk_copies(listed: list, copied: set[str], key) -> list[str]:
+    "Mark the dates of `listed` rows (their id by `key`) that a bulk copy gave; the warning saying how many."
+    marked = [row for row in listed if row.date and row.date.source == "file" and key(row) in copied]
+    for row in marked:
+        row.date.bulk_copy = True
+    if not marked:
+        return []
+    return [
+        f"{len(marked)} of these documents are dated only by a file time they share with the other files of a bulk "
+        "copy: the date says when they were copied, not when they were written (their date has bulkCopy: true)"
+    ]
 
 # %% ../nbs/07f_facets.ipynb #c0909ae0
 def labels_status(tables, cfg: Config, exists: bool) -> dict | None:
@@ -240,6 +290,13 @@ class Classified:
     date: DocDate | None = None
 
 
+def _why_not_set(facet) -> str:
+    "Why a file got no value for `facet`: the folders its `within` names, which the file lies outside."
+    if not facet.within:
+        return "the document has no text the model could place"
+    return f"outside its within folders: {', '.join(facet.within)}"
+
+
 def classify_record(tax, rec: SourceRecord, rows: list[dict], embedder) -> Classified:
     "What a prepared record would get under `tax`: labels, the model's probabilities, facets left unset, date."
     vecs = embedder.embed([r["text"] for r in rows[: tax.opening_chunks or OPENING_CHUNKS]])
@@ -249,6 +306,6 @@ def classify_record(tax, rec: SourceRecord, rows: list[dict], embedder) -> Class
         if lab.source == "model":
             ids, mat = value_vectors(tax, embedder)[name]
             probs[name] = {k: round(v, 4) for k, v in probabilities(doc, ids, mat).items()}
-    not_set = {f: "outside its within folders" for f in tax.facets if f not in got}
+    not_set = {f: _why_not_set(tax.facets[f]) for f in tax.facets if f not in got}
     day = DocDate(rec.doc_date, rec.date_source) if rec.doc_date else None
     return Classified(rec.source, got, probs, not_set, day)

@@ -607,6 +607,11 @@ def ingest_file(eng: Engine, path, must_be_absolute: bool = False, known_hash: s
     cfg = eng.cfg.check()
     p, root = resolve_in_roots(path, cfg.roots, must_be_absolute)
     try:
+        if p.is_dir():
+            raise MiniragError(
+                f"{p} is a folder, not a file; ingest_file reads one file: to index the folder, run sync_start with "
+                "its path (it reads every file under it)"
+            )
         if not p.is_file():
             raise MiniragError(
                 f"{p}: no such file under the document roots" if not p.exists() else f"{p} is not a file"

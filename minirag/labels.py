@@ -15,9 +15,9 @@ from .config import MiniragError
 
 # %% auto #0
 __all__ = ['TAXONOMY_FILE', 'UNCERTAIN_BELOW', 'DEFAULT_QUESTION', 'MAX_OPENING_CHUNKS', 'OPENING_CHUNKS', 'TEMPERATURE',
-           'TaxonomyError', 'Value', 'Facet', 'Taxonomy', 'parse_taxonomy', 'taxonomy_file', 'load_taxonomy', 'Label',
-           'path_value', 'resolve', 'opening', 'value_vectors', 'probabilities', 'model_label', 'label_document',
-           'label_rows']
+           'TaxonomyError', 'Value', 'Facet', 'Taxonomy', 'parse_taxonomy', 'taxonomy_file', 'read_taxonomy',
+           'load_taxonomy', 'Label', 'path_value', 'resolve', 'opening', 'value_vectors', 'probabilities',
+           'model_label', 'label_document', 'label_rows']
 
 # %% ../nbs/01b_labels.ipynb #e7841a75
 TAXONOMY_FILE = Path(".minirag") / "classify.toml"
@@ -80,6 +80,12 @@ def _folders(v, where: str) -> list[str]:
     "A list of folder prefixes, NFC-normalised and without surrounding slashes."
     if not isinstance(v, list) or not all(isinstance(p, str) and p.strip("/ ") for p in v):
         raise TaxonomyError(f'{where} must be a list of folder paths relative to the root, e.g. ["projects/alpha"]')
+    for p in v:
+        if p.strip().startswith(("/", "~", "\\")) or re.match(r"^[A-Za-z]:[\\/]", p.strip()):
+            raise TaxonomyError(
+                f"{where}: {p[:80]!r} is an absolute path; rules match paths relative to the root, "
+                'so write the folder as it lies under the root, e.g. ["projects/alpha"]'
+            )
     return [unicodedata.normalize("NFC", p.strip().strip("/")) for p in v]
 
 
@@ -112,6 +118,8 @@ def _facet(name: str, t, where: str) -> Facet:
             raise TaxonomyError(f"{at}.description is empty; say in a sentence what such a document looks like")
         values[vid] = Value(vid, d.strip(), _folders(v["paths"], f"{at}.paths") if "paths" in v else [])
     default, over = t.get("default"), t.get("override_at")
+    if default is not None and not isinstance(default, str):
+        raise TaxonomyError(f'{where}.default must be one value id as a text, e.g. default = "{next(iter(values))}"')
     if default is not None and default not in values:
         raise TaxonomyError(f"{where}.default = {default!r} is not one of its values: {', '.join(values)}")
     if over is not None and (isinstance(over, bool) or not isinstance(over, (int, float)) or not 0 < over <= 1):
@@ -176,7 +184,10 @@ def _generative(model: dict, where: str) -> str | None:
             "(the index's embedding model has its own calibrated temperature)"
         )
     if "path" in model:
-        return str(Path(model["path"]).expanduser())
+        try:
+            return str(Path(model["path"]).expanduser())
+        except RuntimeError as e:  # `~user` naming no user, or no home folder at all
+            raise TaxonomyError(f"{where} path {model['path'][:80]!r} cannot be expanded ({e}); give the full path")
     return f"{model['repo']}/{model['file']}" if pin else None
 
 # %% ../nbs/01b_labels.ipynb #6abd030c
@@ -188,25 +199,41 @@ def taxonomy_file(roots) -> Path | None:
     return Path(roots[0]) / TAXONOMY_FILE if roots else None
 
 
+def _unreadable(p: Path, e: OSError) -> TaxonomyError:
+    return TaxonomyError(
+        f"cannot read {p}: {e.strerror or e}; make it a readable text file, or remove it to turn labels off"
+    )
+
+
+def read_taxonomy(p: Path) -> Taxonomy | TaxonomyError:
+    "The taxonomy in the file `p`, or the TaxonomyError saying why it cannot be used: never another exception."
+    try:
+        return parse_taxonomy(p.read_text(encoding="utf-8"), str(p))
+    except TaxonomyError as e:
+        return e
+    except UnicodeDecodeError as e:
+        return TaxonomyError(f"{p} is not UTF-8 text ({e.reason} at byte {e.start}); save it as UTF-8")
+    except OSError as e:
+        return _unreadable(p, e)
+    except Exception as e:  # a case the checks missed: the labels step stops, nothing else does
+        return TaxonomyError(f"{p}: {type(e).__name__}: {e}")
+
+
 def load_taxonomy(roots) -> Taxonomy | None:
     "The corpus's taxonomy, None without a file; re-read when the file changes; a bad file raises its TaxonomyError."
     p = taxonomy_file(roots)
-    try:
-        st = p.stat() if p else None
-    except OSError:
-        st = None
-    if st is None:
+    if p is None:
         return None
+    try:
+        st = p.stat()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except OSError as e:  # there, but its folder cannot be searched
+        raise _unreadable(p, e) from None
     stamp = (st.st_mtime_ns, st.st_size)
     seen = _loaded.get(str(p))
     if seen is None or seen[0] != stamp:
-        try:
-            got = parse_taxonomy(p.read_text(encoding="utf-8"), str(p))
-        except TaxonomyError as e:
-            got = e
-        except (OSError, UnicodeDecodeError) as e:
-            got = TaxonomyError(f"cannot read {p}: {e}; save it as UTF-8 text")
-        _loaded[str(p)] = seen = (stamp, got)
+        _loaded[str(p)] = seen = (stamp, read_taxonomy(p))
     if isinstance(seen[1], TaxonomyError):
         raise seen[1]
     return seen[1]

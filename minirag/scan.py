@@ -180,6 +180,11 @@ def _take_file(res: ScanResult, p: Path, root: Path, roots: list[Path], exts: tu
     res.files.append((p, root))
 
 # %% ../nbs/07a_scan.ipynb #77787ae3
+def _nested(dirs: list, dp: Path, roots, walked: bool) -> list:
+    "The subfolders to enter: a root inside this one is left out when the scan walks every root (it walks it alone)."
+    return [x for x in dirs if not (walked and dp / x in roots)]
+
+
 def scan(
     roots: list[Path],
     exts,  # extensions of the document types: read by their name
@@ -209,19 +214,20 @@ def scan(
         def onerror(e, start=start):
             res.unlistable.append((Path(e.filename or start), e.strerror or str(e)))
 
-        chains = {start: chain}
+        chains, owners = {start: chain}, {start: root}
         for d, dirs, files in os.walk(start, onerror=onerror, followlinks=False):
             dp = Path(d)
-            chain = chains.pop(dp, [])
+            chain, owner = chains.pop(dp, []), owners.pop(dp, root)
             if "pyvenv.cfg" in files and dp != start:  # a virtualenv under another name
                 res.ignored.append((dp, "dependency folder"))
                 dirs[:] = []
                 continue
             if any(n in files for n in IGNORE_FILES) and (s := ignore_spec(dp, files)) is not None:
                 chain = chain + [(dp, s)]
-            dirs[:] = _subdirs(res, dp, dirs, chain, index_real)
+            dirs[:] = _nested(_subdirs(res, dp, dirs, chain, index_real), dp, roots, walked=under is None)
             chains.update((dp / x, chain) for x in dirs)
+            owners.update((dp / x, dp / x if dp / x in roots else owner) for x in dirs)  # the innermost root owns
             for f in sorted(files):
-                _take_file(res, dp / f, root, roots, exts, chain, sniff)
+                _take_file(res, dp / f, owner, roots, exts, chain, sniff)
     res.files.sort()
     return res

@@ -52,11 +52,9 @@ class OutsideRootError(MiniragError):
 
 
 def root_of(real: Path, roots: list[Path]) -> Path | None:
-    "The root that contains the real path `real`, or None."
-    for r in roots:
-        if real == r or r in real.parents:
-            return r
-    return None
+    "The innermost root that contains the real path `real` (a root inside another owns its files), or None."
+    inside = [r for r in roots if real == r or r in real.parents]
+    return max(inside, key=lambda r: len(Path(r).parts)) if inside else None
 
 
 def _outside(s: str, roots) -> OutsideRootError:

@@ -256,6 +256,7 @@ class DocumentDate(_Out):
 
     value: str = Field(description="YYYY-MM-DD")
     source: str = Field(description="document (its header), name (its file name) or file (the file's time)")
+    bulkCopy: bool | None = Field(None, description="true: a file time a bulk copy gave many files (date sort/filter)")
 
 
 class FilterCounts(_Out):
@@ -263,9 +264,7 @@ class FilterCounts(_Out):
 
     unlabelled: int
     undated: int
-    uncertain: int | None = Field(
-        None, description="with a labels filter: documents kept only because an uncertain label's runner-up matched"
-    )
+    uncertain: int | None = Field(None, description="labels filter only: kept on an uncertain label's runner-up")
 
 
 class QuerySource(_Out):

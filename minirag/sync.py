@@ -13,6 +13,7 @@ from .chunk import SCHEME_VERSION
 from .engine import Engine
 from .ingest import FileItem, Pipeline, file_hash, failure_context
 from .repair import repair
+from .facets import labels_problem
 from .scan import scan, ScanResult
 from .security import resolve_in_roots, in_scope
 from .store import file_lock, file_unlock
@@ -361,6 +362,12 @@ def _maintain(eng: Engine):
         eng.tables.maintain()
 
 # %% ../nbs/07b_sync.ipynb #44914df0
+def _labels_warning(eng: Engine) -> list[str]:
+    "The taxonomy file's problem, if any: documents are indexed and searchable, only unlabelled, so not a failure."
+    problem = labels_problem(eng.cfg.roots)
+    return [problem] if problem else []
+
+
 def sync(
     eng: Engine,
     path=None,
@@ -398,7 +405,7 @@ def sync(
         deleted=len(plan.delete),
         failed=len(failures),
         unreadable=len(plan.unreadable),
-        warnings=([lock.warning] if lock.warning else []) + failures + run.notes,
+        warnings=([lock.warning] if lock.warning else []) + failures + run.notes + _labels_warning(eng),
         scope=str(scope) if scope else None,
         seconds=round(time.monotonic() - t0, 3),
         relabelled=relabelled,

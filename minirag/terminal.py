@@ -128,7 +128,7 @@ class StopOnInterrupt:
 # %% ../nbs/13b_terminal.ipynb #1fea3c87
 def dated(d) -> str:
     "A document's date as a listing shows it after the path: `  2026-08-12 (name)`, or nothing."
-    return f"  {d.value} ({d.source})" if d else ""
+    return f"  {d.value} ({d.source}{', bulk copy' if d.bulk_copy else ''})" if d else ""
 
 
 def labelled(labels) -> str:

@@ -310,10 +310,11 @@ def test_a_query_before_any_sync_says_to_run_sync(tmp_path, model_dir):
     env = _env(root, tmp_path / "idx", model_dir)
     r = cli("query", "zebras", cwd=root, env=env)
     assert r.returncode == 0 and r.stdout == "no results\n", r.stdout
-    assert r.stderr.startswith(f"warn: nothing is indexed yet under {os.path.realpath(root)}; run sync first"), r.stderr
+    want = f"warn: nothing is indexed yet under {os.path.realpath(root)}; run `minirag-mcp sync` first"
+    assert r.stderr.startswith(want), r.stderr
     r = cli("query", "zebras", "--json", cwd=root, env=env)
     w = json.loads(r.stdout)["warnings"]
-    assert len(w) == 1 and "run sync first" in w[0], w
+    assert len(w) == 1 and "run sync_start first" in w[0], w  # the tool's result, as MCP returns it
     assert not (tmp_path / "idx").exists()  # a query creates no index
 
 

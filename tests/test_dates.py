@@ -41,6 +41,19 @@ DOCS = {
     "ru/Совещание 3 марта 2026.md": ("# Совещание\n\nОбсудили насосы.\n", "2026-03-03", "name"),
     "en/06-07-2026 act.md": ("# Act\n\nWork accepted.\n", "2026-07-06", "name"),
     "en/20260102_report.md": ("# Report\n\nNumbers.\n", "2026-01-02", "name"),
+    # a Teams recording's header behind its name, a weekday date inside a header line, versions in file names
+    "en/teams.md": (
+        "Workshop-Meeting Recording\nAugust 5, 2026, 10:32AM 50m 59s\n\nAnna Smith 0:03\nThe zebra pumps.\n",
+        "2026-08-05",
+        "document",
+    ),
+    "en/recorded.md": (
+        "Notes from the team\nRecorded on Friday, 21 August 2026 at 6:24 by Anna\n\nThe pumps ran.\n",
+        "2026-08-21",
+        "document",
+    ),
+    "en/api_v1.2.25.md": ("# API\n\nEndpoints of the pump service.\n", "2021-06-01", "file"),
+    "en/release-2.10.3.md": ("# Release\n\nFixes.\n", "2021-06-01", "file"),
     # a body's dates are not the document's: a long first line is prose, and a later date is cited
     "en/cover.md": (
         "As agreed in the contract signed on 1 March 2024 and amended on 5 May 2025, we now deliver the second part "
@@ -103,7 +116,11 @@ def test_cli_filters_sorts_and_refuses(corpus):
         cli("list", "--date-from", "2026-08-05", "--date-to", "2026-08-12", "--sort", "date", "--json", env=env).stdout
     )
     names = [Path(f["filePath"]).name for f in r["files"]]
-    assert names[:2] == ["2026-08-12 minutes.md", "letter.md"] and set(names[2:]) == {"mail.txt", "protocol.md"}, names
+    assert names[:2] == ["2026-08-12 minutes.md", "letter.md"] and set(names[2:]) == {
+        "mail.txt",
+        "protocol.md",
+        "teams.md",
+    }, names
     assert r["filterCounts"] == {"unlabelled": 0, "undated": 0}
     # newest first, the file-time documents last among the dated ones
     r = json.loads(cli("list", "--sort", "date", "--json", env=env).stdout)
@@ -120,6 +137,22 @@ def test_cli_filters_sorts_and_refuses(corpus):
             assert p.returncode == 1 and msg in p.stderr and "Traceback" not in p.stderr, (cmd, args, p.stderr)
     p = cli("list", "--label", "minutes", env=env)
     assert p.returncode == 2 and "facet=value" in p.stderr
+
+
+def test_a_bulk_copys_file_times_are_marked_where_dates_sort_or_filter(corpus):
+    "Every file here has one file time, as a copy leaves them: the documents dated only by it say so."
+    root, env = corpus
+    r = json.loads(cli("list", "--sort", "date", "--json", env=env).stdout)
+    by_time = {Path(f["filePath"]).name: f["date"].get("bulkCopy") for f in r["files"]}
+    assert by_time["cover.md"] is True and by_time["zebra0.md"] is True and by_time["api_v1.2.25.md"] is True
+    assert by_time["letter.md"] is None and by_time["20260102_report.md"] is None  # a header's or a name's date
+    assert any("dated only by a file time they share with the other files of a bulk copy" in w for w in r["warnings"])
+    assert "bulkCopy" not in json.dumps(json.loads(cli("list", "--json", env=env).stdout))  # no date sort: as before
+    human = cli("list", "--sort", "date", env=env)
+    assert "cover.md  2021-06-01 (file, bulk copy)" in human.stdout and "bulk copy" in human.stderr, human
+    q = json.loads(cli("query", "zebra pump", "--date-to", "2021-12-31", "--json", env=env).stdout)
+    assert q["sources"] and all(s["date"]["bulkCopy"] is True for s in q["sources"]), q["sources"]
+    assert any("bulk copy" in w for w in q["warnings"]), q["warnings"]
 
 
 def test_the_filter_is_applied_before_the_cut(corpus):

@@ -203,7 +203,7 @@ def test_classify_try_stores_nothing(corpus):
         )
         assert "notes/new-mail.txt" not in _labels(env)  # nothing stored
         r = cli("classify", "try", "other/readme.md", env=env, cwd=root)
-        assert "type: not set (outside its within folders)" in r.stdout
+        assert "type: not set (outside its within folders: notes, pilots)" in r.stdout, r.stdout
     finally:
         (root / "notes/new-mail.txt").unlink()
 
