@@ -111,6 +111,7 @@ class SyncPlan:
     failures: list = field(default_factory=list)  # warn lines: unlistable folders, unreadable files
     protected: list = field(default_factory=list)  # folders whose entries are kept whatever the scan says
     skipped_by_format: dict = field(default_factory=dict)  # extension -> files of a type not read
+    scanned: int = 0  # files found in scope, before any is matched to a row
 
 
 def _unreadable(st: os.stat_result, max_size: int | None) -> str | None:
@@ -225,6 +226,7 @@ def plan_sync(
         for s in kept:
             del rows[s]
     seen, new = set(), []
+    plan.scanned = len(found.files)
     for p, root in found.files:
         seen.add(str(p))
         st = _plan_file(plan, p, root, rows.get(str(p)), max_size)
@@ -253,8 +255,14 @@ class SyncReport(Fields):
     warnings: list[str]
     scope: str | None
     seconds: float
-    relabelled: int | None = None  # documents labelled again from their stored vectors (with a taxonomy file only)
+    relabelled: int = 0  # documents labelled again from their stored vectors (0 without a taxonomy file)
     skipped_by_format: dict[str, int] = field(default_factory=dict)  # extension -> files of a type not read
+    scanned: int = 0  # files the scan saw in scope, moved ones included
+
+    @classmethod
+    def starting(cls, scope: str | None = None) -> SyncReport:
+        "All counters at zero: what a running sync reports, in the shape it will finish with."
+        return cls(0, 0, 0, 0, 0, 0, [], scope, 0.0)
 
 
 COUNT_KEYS = ("ingested", "skipped", "moved", "deleted", "failed", "unreadable")
@@ -401,6 +409,7 @@ def sync(
         warnings=([lock.warning] if lock.warning else []) + failures + run.notes,
         scope=str(scope) if scope else None,
         seconds=round(time.monotonic() - t0, 3),
-        relabelled=relabelled,
+        relabelled=relabelled or 0,
         skipped_by_format=plan.skipped_by_format,
+        scanned=plan.scanned,
     )

@@ -32,7 +32,6 @@ OMITTED_WHEN_NONE = {
     (ListedSource, "date"),
     (QueryResult, "filter_counts"),
     (FileList, "filter_counts"),
-    ("SyncReport", "relabelled"),
     (Source, "labels"),
     (ListedFile, "labels"),
     (ListedSource, "labels"),
