@@ -246,23 +246,23 @@ def plan_sync(
 class SyncReport(Fields):
     "What one sync did: counts, warnings, the path it was restricted to, and how long it took."
 
-    ingested: int
-    skipped: int
-    moved: int
-    deleted: int
-    failed: int
-    unreadable: int
-    warnings: list[str]
-    scope: str | None
-    seconds: float
-    relabelled: int = 0  # documents labelled again from their stored vectors (0 without a taxonomy file)
-    skipped_by_format: dict[str, int] = field(default_factory=dict)  # extension -> files of a type not read
     scanned: int = 0  # files the scan saw in scope, moved ones included
+    ingested: int = 0
+    skipped: int = 0
+    moved: int = 0
+    deleted: int = 0
+    relabelled: int = 0  # documents labelled again from their stored vectors (0 without a taxonomy file)
+    unreadable: int = 0
+    failed: int = 0
+    warnings: list[str] = field(default_factory=list)
+    scope: str | None = None
+    seconds: float = 0.0
+    skipped_by_format: dict[str, int] = field(default_factory=dict)  # extension -> files of a type not read
 
     @classmethod
-    def starting(cls, scope: str | None = None) -> SyncReport:
+    def starting(cls) -> SyncReport:
         "All counters at zero: what a running sync reports, in the shape it will finish with."
-        return cls(0, 0, 0, 0, 0, 0, [], scope, 0.0)
+        return cls()
 
 
 COUNT_KEYS = ("ingested", "skipped", "moved", "deleted", "failed", "unreadable")
