@@ -16,11 +16,11 @@ from .ingest import FileItem, Ingested, IngestReport, check_source_id, file_hash
 from .ingest import ingest_file, ingest_data, ingest_url, ingest_items
 from .search import candidate_window, candidates, default_fusion, display_path, hit_text, rank
 from .search import validate_query, vocab_share, distance_scale
-from .security import resolve_in_roots, in_scope, scope_bases
+from .security import resolve_in_roots, in_scope, root_of, scope_bases
 from .tables import check_model  # the one model check: with a model bound it only compares
 from .results import ChunkTable, Deleted, Document, FileList, ListedFile, ListedSource, NeighborChunk
 from .results import Neighbors, QueryResult, SourceTable, Status, read_back
-from .results import row_date
+from .results import row_date, UnlistedFolder
 from .labels import load_taxonomy
 from .facets import Classified, by_date, check_sort, classify_record, document_filter, filter_counts
 from .facets import labels_status, row_labels, taxonomy_path
@@ -29,7 +29,7 @@ from .ingest import prepare
 from .formats import convert as formats
 
 # %% auto #0
-__all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'classify_file', 'Index', 'ingest_paths']
+__all__ = ['MAX_NEIGHBORS', 'WARM_QUERY', 'classify_file', 'Index', 'unlisted_message', 'ingest_paths']
 
 # %% ../nbs/10_api.ipynb #269d0e60
 MAX_NEIGHBORS = 50
@@ -496,6 +496,51 @@ def _filtered_listing(ix, there: bool, bases, flt, roots, files: list, sources: 
     counts["unlabelled"] += never_labelled(flt, roots, unread)
     return files, sources, counts
 
+# %% ../nbs/10_api.ipynb #7848b9f7
+def unlisted_message(error: str | None, indexed: int) -> str:
+    "What a folder the listing could not see into means for the files indexed under it, and what to do."
+    files = f"{indexed} indexed file{'' if indexed == 1 else 's'}"
+    fix = "Reconnect the drive it is on, or make it readable, to list it again."
+    if error is None:
+        return (
+            f"this root is an empty folder, but the index holds {files} under it, listed as unlisted (an unmounted "
+            f"volume looks like this); they stay searchable. {fix}"
+        )
+    if indexed == 0:
+        return f"could not list this folder ({error}), so nothing under it is listed. {fix}"
+    verb = "is" if indexed == 1 else "are"
+    return (
+        f"could not list this folder ({error}); {files} under it {verb} listed as unlisted: kept and searchable, "
+        f"not checked against the disk, and a sync keeps them. {fix}"
+    )
+
+
+def _hidden_folders(found, roots: list[Path], indexed: dict, bases) -> list[tuple[str, str | None]]:
+    "(folder, why) of the folders in scope the scan could not see into; a root listing nothing over indexed files too."
+    hidden = [(str(d), "No such file or directory" if why == "missing" else why) for d, why in found.unlistable]
+    listed_roots = {str(root) for _, root in found.files}
+    for r in map(str, roots):
+        if r not in listed_roots and r not in dict(hidden) and any(in_scope(s, r) for s in indexed):
+            hidden.append((r, None))  # an empty mount point: its files are not taken for deleted
+    near = lambda d: bases is None or any(in_scope(d, b) or in_scope(b, d) for b in bases)  # noqa: E731
+    return [(d, why) for d, why in hidden if near(d)]
+
+
+def _unlisted(hidden: list, roots: list[Path], indexed: dict, seen: set) -> tuple[list, list]:
+    "The indexed files under folders the scan could not see into, as `unlisted` rows, and those folders described."
+    rows, folders = [], []
+    for d, why in sorted(hidden):
+        under = [s for s, r in indexed.items() if r["kind"] == "file" and s not in seen and in_scope(s, d)]
+        for s in under:
+            r = indexed[s]
+            where = display_path(s, "file", str(root_of(Path(s), roots) or d))
+            rows.append(ListedFile(s, where, "unlisted", r["title"], r["chunk_count"], r["ocr_engine"] or "", None,
+                                   row_date(r)))
+            seen.add(s)
+        if why is not None or under:
+            folders.append(UnlistedFolder(d, why, len(under), unlisted_message(why, len(under))))
+    return rows, folders
+
 # %% ../nbs/10_api.ipynb #f82aba55
 @patch
 def list_files(
@@ -516,6 +561,9 @@ def list_files(
 
     found = scan(cfg.roots, scanned_exts() + tuple(formats.IMAGE_EXTS), cfg.db_path, sniff=formats.read_by_content(cfg))
     files, seen = _listed_files(found, bases, indexed, failed)
+    hidden = _hidden_folders(found, cfg.roots, indexed, bases)
+    unlisted, folders = _unlisted(hidden, cfg.roots, indexed, seen)
+    files += unlisted
     sources = [
         ListedSource(k, r["kind"], r["title"], r["chunk_count"], r["ocr_engine"] or "", row_date(r))
         for k, r in indexed.items()
@@ -535,7 +583,7 @@ def list_files(
     warnings = _scope_warnings(None, [b for b in bases or [] if not matched(b)], cfg.roots)
     if sort == "date" or (flt and (flt.date_from or flt.date_to)):  # ...and says which dates are a bulk copy's
         warnings += mark_bulk_copies([*files, *sources], bulk_copied(indexed.values()), _row_key)
-    return FileList(files, sources, missing, warnings, counts)
+    return FileList(files, sources, missing, warnings, counts, unlisted_folders=folders)
 
 # %% ../nbs/10_api.ipynb #c60b37d5
 @patch

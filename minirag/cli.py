@@ -127,10 +127,13 @@ def _model_notes_held():
         log.removeFilter(held)
 
 
-def missing_root(cfg) -> str | None:
-    "Why a document root cannot be used (it does not exist, or is not a folder), else None; nothing is created."
+def missing_root(cfg, indexed_under=None) -> str | None:
+    """Why a document root cannot be used (it does not exist, or is not a folder), else None; nothing is created.
+    A missing root the index holds files under (`indexed_under(root)`) is an unplugged drive: the others go on."""
     for r in cfg.roots:
         if not r.is_dir():
+            if not r.exists() and indexed_under is not None and indexed_under(r):
+                continue  # its files stay listed (as unlisted) and searchable
             what = "is not a folder" if r.exists() else "does not exist"
             return (
                 f"the document root {r} {what} (a typo, or a drive not mounted?); create it or point BASE_DIR "
@@ -139,13 +142,28 @@ def missing_root(cfg) -> str | None:
     return None
 
 
+def _indexed_under(cfg):
+    "Whether the index of `cfg` holds files under a folder; opened only when a root is missing."
+
+    def held(folder: Path) -> bool:
+        from minirag.api import Index
+
+        ix = Index(cfg)
+        try:
+            return ix.store.exists() and ix.tables.scope_count(str(folder)) > 0
+        finally:
+            ix.close()
+
+    return held
+
+
 def _index(a, check: bool = False):
     "The index the command line names; `check`: refuse a bad setting or a missing root before opening anything."
     from minirag.api import Index
 
     ix = Index.open(a.base_dir, a.db_path, a.cache_dir, a.model_name)
     if not ix.cfg.error:
-        ix.cfg.error = missing_root(ix.cfg)  # `status` reports it; every other command refuses to start
+        ix.cfg.error = missing_root(ix.cfg, _indexed_under(ix.cfg))  # `status` reports it; other commands refuse
     if check:
         ix.cfg.check()  # one error line, before anything is opened or created
     return ix
@@ -350,7 +368,7 @@ def _query_index(a):
     from minirag.embed import Embedder
 
     cfg, emb = load_config(None, a.base_dir, a.db_path, a.cache_dir, a.model_name), None
-    cfg.error = cfg.error or missing_root(cfg)
+    cfg.error = cfg.error or missing_root(cfg, _indexed_under(cfg))
     if not cfg.error and (cfg.hybrid_weight if a.weight is None else a.weight) < 1:
         emb = Embedder(cfg.model_name, cfg.cache_dir, chosen=cfg.model_chosen)
         emb.load_in_background()
@@ -453,6 +471,8 @@ def _read(a, out, err) -> int:
 def _list(a, out, err) -> int:
     ix = _index(a, check=True)
     r = ix.list_files(_scopes(a.scope), _labels(a.label), a.date_from, a.date_to, a.sort)
+    for folder in r.unlisted_folders:  # its indexed files are listed (as unlisted), and why
+        print(f"warn: {folder.path}: {folder.message}", file=err)
     if a.json:
         return _json(r, out)
     for f in r.files:

@@ -34,7 +34,7 @@ class SyncJob(Fields):
 
     job_id: str
     state: str  # running | succeeded | failed
-    counts: SyncReport | None
+    counts: SyncReport  # all zeros while running: every poll has the finished report's shape
     progress: dict  # done, total, current
     seconds: float
     error: str | None = None
@@ -100,7 +100,8 @@ class SyncJobs:
                 "(jobs are kept while the server runs)"
             )
         seconds = round((job.finished or time.time()) - job.started, 3)
-        return SyncJob(job.job_id, job.state, job.report, dict(job.progress), seconds, job.error)
+        counts = job.report or SyncReport.starting()
+        return SyncJob(job.job_id, job.state, counts, dict(job.progress), seconds, job.error)
 
 
 def jobs_of(owner) -> SyncJobs:

@@ -13,8 +13,8 @@ from .search import Hit as Ranked, display_path, hit_text, section_id
 
 # %% auto #0
 __all__ = ['RESULT_COLUMNS', 'CHUNK_COLUMNS', 'SOURCE_COLUMNS', 'short', 'breadcrumb', 'Shown', 'Hit', 'Source', 'QueryResult',
-           'Fields', 'Document', 'NeighborChunk', 'Neighbors', 'ListedFile', 'ListedSource', 'FileList', 'Deleted',
-           'Status', 'ChunkTable', 'SourceTable', 'row_date', 'read_back']
+           'Fields', 'Document', 'NeighborChunk', 'Neighbors', 'ListedFile', 'ListedSource', 'UnlistedFolder',
+           'FileList', 'Deleted', 'Status', 'ChunkTable', 'SourceTable', 'row_date', 'read_back']
 
 # %% ../nbs/06c_results.ipynb #9fe3f0d5
 def short(
@@ -266,7 +266,7 @@ class ListedFile:
 
     file_path: str
     display_path: str
-    state: str  # indexed | not indexed | stale | outdatedScheme | unreadable | failed
+    state: str  # indexed | not indexed | stale | outdatedScheme | unreadable | failed | unlisted
     title: str = ""
     chunk_count: int = 0
     ocr_engine: str = ""
@@ -288,6 +288,16 @@ class ListedSource:
     labels: dict | None = None  # facet -> {value, confidence, source, uncertain}; None without a taxonomy file
 
 
+@dataclass
+class UnlistedFolder:
+    "A folder the listing could not see into; the indexed files under it are listed as `unlisted`."
+
+    path: str
+    error: str | None  # why it could not be listed; None for a root that is an empty folder (an unmounted volume)
+    indexed_count: int  # indexed files under it, kept and searchable
+    message: str  # what it means and what to do
+
+
 @dataclass(repr=False)
 class FileList(Shown):
     "Files under the roots with their index state, data/url sources, and indexed files gone from disk."
@@ -297,6 +307,7 @@ class FileList(Shown):
     indexed_but_missing: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
     filter_counts: dict | None = None  # with a label or date filter: documents left out only for lack of one
+    unlisted_folders: list[UnlistedFolder] = field(default_factory=list)  # [] when nothing is hidden
 
     COLUMNS = ["display_path", "state", "title", "chunk_count", "ocr_engine", "reason", "path"]
     _HEAD = ["document", "state", "title", "chunks"]

@@ -106,14 +106,16 @@ TOOL_DESCRIPTIONS = {
     "list_files": (
         "List what can be searched. Use it to check whether a document is indexed or to find a file's exact path; "
         "optional scope (an absolute folder/file path or data/url id prefix, or a list of them) narrows it as in "
-        "query_documents. Returns `files` (supported files under the document roots with filePath, displayPath, title, "
-        "chunkCount and state: indexed; not indexed; stale = its bytes changed on disk since it was indexed, so search "
-        "still shows the old text until sync_start or ingest_file; outdatedScheme = same bytes but cut by an older "
-        "chunking scheme, re-cut by the next sync (status counts these chunks as staleChunkCount); unreadable = an "
-        "image whose OCR extra is missing; failed = these bytes could not be ingested, with the reason), `sources` "
-        "(data/url items), `indexedButMissing` (indexed files gone from "
-        "disk) and `warnings` (e.g. a scope that matches nothing). dateFrom/dateTo and labels filter as in "
-        'query_documents; sort "date" lists newest first. Each indexed row carries its `date` when it has one.'
+        "query_documents. Returns `files` (supported files under the document roots with filePath, displayPath, "
+        "title, chunkCount and state: indexed; not indexed; stale = its bytes changed on disk since it was indexed, "
+        "so search still shows the old text until sync_start or ingest_file; outdatedScheme = same bytes but cut by "
+        "an older chunking scheme, re-cut by the next sync (status counts these chunks as staleChunkCount); "
+        "unreadable = an image whose OCR extra is missing; failed = these bytes could not be ingested, with the "
+        "reason; unlisted = indexed under a folder that could not be listed, e.g. an unplugged drive, still "
+        "searchable), `sources` (data/url items), `unlistedFolders` (those folders: path, error, indexedCount, "
+        "message; [] when none), `indexedButMissing` (indexed files gone from a folder that lists fine), `warnings` "
+        '(a scope matching nothing). dateFrom/dateTo and labels filter as in query_documents; sort "date" lists '
+        "newest first. Each indexed row carries its `date` when it has one."
     ),
     "ingest_file": (
         "Index one file (or re-index it after it changed) so it becomes searchable. filePath must be absolute and "
@@ -141,8 +143,9 @@ TOOL_DESCRIPTIONS = {
     ),
     "sync_status": (
         "Progress and outcome of a sync started with sync_start. Give its jobId. Returns state (running, succeeded, "
-        "failed), counts (ingested, skipped, moved, deleted, failed, unreadable, warnings), progress (done, total, "
-        "current) and error if it failed."
+        "failed), counts (scanned, ingested, skipped, moved, deleted, relabelled, unreadable, failed, warnings; every "
+        "field from the first poll, zero until the sync ends), progress (done, total, current) and error if it "
+        "failed."
     ),
     "delete_file": (
         "Remove one document from the index (the file on disk is never touched), when the user asks to forget it. Give "
@@ -317,7 +320,7 @@ class DocumentText(_Out):
     text: str = Field(description="the whole document as Markdown, rebuilt from its sections")
 
 
-FILE_STATES = ("indexed", "not indexed", "stale", "outdatedScheme", "unreadable", "failed")
+FILE_STATES = ("indexed", "not indexed", "stale", "outdatedScheme", "unreadable", "failed", "unlisted")
 
 
 class ListedFile(_Out):
@@ -327,9 +330,9 @@ class ListedFile(_Out):
     displayPath: str
     state: Literal[FILE_STATES] = Field(
         description="indexed | not indexed | stale: bytes changed on disk since indexing (sync picks it up) | "
-        "outdatedScheme: same bytes, cut by an older chunking scheme (sync re-cuts it) | "
-        "unreadable: an indexed image while the OCR extra is missing | "
-        "failed: these bytes could not be ingested (see reason); a sync retries once they change"
+        "outdatedScheme: same bytes, cut by an older chunking scheme (sync re-cuts it) | unreadable: an indexed "
+        "image while the OCR extra is missing | failed: these bytes could not be ingested (see reason); a sync "
+        "retries once they change | unlisted: indexed under a folder not listed (see unlistedFolders); searchable"
     )
     title: str
     chunkCount: int
@@ -354,9 +357,10 @@ class FileList(_Out):
 
     files: list[ListedFile]
     sources: list[ListedSource] = Field(description="indexed data/url items")
-    indexedButMissing: list[str] = Field(description="indexed files no longer on disk (the next sync drops them)")
+    indexedButMissing: list[str] = Field(description="indexed, gone from a folder that lists fine; sync drops them")
     warnings: list[str] = Field(default_factory=list)
     filterCounts: FilterCounts | None = Field(None, description="with a labels or date filter only")
+    unlistedFolders: list[dict] = Field(default_factory=list, description="path, error, indexedCount, message")
 
 
 class Ingested(_Out):
@@ -390,9 +394,9 @@ class SyncState(_Out):
 
     jobId: str
     state: Literal["running", "succeeded", "failed"]
-    counts: dict | None = Field(
-        description="ingested, skipped, moved, deleted, failed, unreadable, warnings, and relabelled with a taxonomy "
-        "file — once finished"
+    counts: dict = Field(
+        description="scanned (files seen, moves included), ingested, skipped, moved, deleted, relabelled (0 without a "
+        "taxonomy file), unreadable, failed, warnings: every field from the first poll, at zero until the sync ends"
     )
     progress: SyncProgress
     seconds: float
@@ -415,9 +419,7 @@ class Status(_Out):
     )
     sourceCount: int | None = Field(None, description="indexed sources: files, data and url items")
     chunkCount: int | None = Field(None, description="indexed chunks")
-    staleChunkCount: int | None = Field(
-        None, description="chunks cut by an older chunking scheme; sync_start re-cuts them"
-    )
+    staleChunkCount: int | None = Field(None, description="chunks cut by an older chunking scheme; sync_start re-cuts")
     schemeWarning: str | None = Field(None, description="a sentence while staleChunkCount > 0, else null")
     roots: list[str] | None = Field(None, description="document roots")
     indexError: str | None = Field(None, description="why the index cannot be opened or created")

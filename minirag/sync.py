@@ -112,6 +112,7 @@ class SyncPlan:
     failures: list = field(default_factory=list)  # warn lines: unlistable folders, unreadable files
     protected: list = field(default_factory=list)  # folders whose entries are kept whatever the scan says
     skipped_by_format: dict = field(default_factory=dict)  # extension -> files of a type not read
+    scanned: int = 0  # files found in scope, before any is matched to a row
 
 
 def _unreadable(st: os.stat_result, max_size: int | None) -> str | None:
@@ -226,6 +227,7 @@ def plan_sync(
         for s in kept:
             del rows[s]
     seen, new = set(), []
+    plan.scanned = len(found.files)
     for p, root in found.files:
         seen.add(str(p))
         st = _plan_file(plan, p, root, rows.get(str(p)), max_size)
@@ -245,17 +247,23 @@ def plan_sync(
 class SyncReport(Fields):
     "What one sync did: counts, warnings, the path it was restricted to, and how long it took."
 
-    ingested: int
-    skipped: int
-    moved: int
-    deleted: int
-    failed: int
-    unreadable: int
-    warnings: list[str]
-    scope: str | None
-    seconds: float
-    relabelled: int | None = None  # documents labelled again from their stored vectors (with a taxonomy file only)
+    scanned: int = 0  # files the scan saw in scope, moved ones included
+    ingested: int = 0
+    skipped: int = 0
+    moved: int = 0
+    deleted: int = 0
+    relabelled: int = 0  # documents labelled again from their stored vectors (0 without a taxonomy file)
+    unreadable: int = 0
+    failed: int = 0
+    warnings: list[str] = field(default_factory=list)
+    scope: str | None = None
+    seconds: float = 0.0
     skipped_by_format: dict[str, int] = field(default_factory=dict)  # extension -> files of a type not read
+
+    @classmethod
+    def starting(cls) -> SyncReport:
+        "All counters at zero: what a running sync reports, in the shape it will finish with."
+        return cls()
 
 
 COUNT_KEYS = ("ingested", "skipped", "moved", "deleted", "failed", "unreadable")
@@ -408,6 +416,7 @@ def sync(
         warnings=([lock.warning] if lock.warning else []) + failures + run.notes + _labels_warning(eng),
         scope=str(scope) if scope else None,
         seconds=round(time.monotonic() - t0, 3),
-        relabelled=relabelled,
+        relabelled=relabelled or 0,
         skipped_by_format=plan.skipped_by_format,
+        scanned=plan.scanned,
     )

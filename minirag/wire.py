@@ -32,7 +32,6 @@ OMITTED_WHEN_NONE = {
     (ListedSource, "date"),
     (QueryResult, "filter_counts"),
     (FileList, "filter_counts"),
-    ("SyncReport", "relabelled"),
     ("DocDate", "bulk_copy"),  # only on a date a bulk copy gave, in a listing sorted or filtered by date
     (Source, "labels"),
     (ListedFile, "labels"),

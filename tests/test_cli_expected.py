@@ -9,12 +9,14 @@ from test_cli import CLI, cli, _env
 
 PDF_BAD = b"%PDF-1.4 not really a PDF"
 FIELDS = [
+    "scanned",
     "ingested",
     "skipped",
     "moved",
     "deleted",
-    "failed",
+    "relabelled",
     "unreadable",
+    "failed",
     "warnings",
     "scope",
     "seconds",

@@ -29,11 +29,11 @@ __all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'NOT
 
 # %% ../../nbs/02_convert.ipynb #f97b5a98
 # OpenDocument, legacy Office, RTF, mail and captions: read by their own modules in minirag.formats
-OFFICE_EXTS = (".odt", ".ods", ".odp", ".rtf", ".doc", ".xls", ".ppt", ".eml", ".vtt")
+OFFICE_EXTS = (".odt", ".ods", ".odp", ".rtf", ".doc", ".xls", ".ppt", ".eml", ".vtt", ".srt")
 OFFICE_EXTS += (".msg",)  # Outlook mail: read with the outlook extra, else failed with its pip line
 DOC_EXTS = (".md", ".markdown", ".txt", ".pdf", ".docx", ".pptx", ".xlsx", ".html", ".htm", ".csv", ".epub", ".ipynb")
 DOC_EXTS += OFFICE_EXTS
-TEXT_EXTS = (".md", ".markdown", ".txt", ".csv", ".html", ".htm", ".ipynb", ".rtf", ".vtt")
+TEXT_EXTS = (".md", ".markdown", ".txt", ".csv", ".html", ".htm", ".ipynb", ".rtf", ".vtt", ".srt")
 PLAIN_EXTS = (".md", ".markdown", ".txt")  # already Markdown/plain text: no conversion needed
 
 
@@ -55,7 +55,7 @@ FORMATS = (  # (extensions, how they are read, what they need beyond the base in
     (".ppt", "slides: titles, lists, text boxes, tables, notes (olefile)", ""),
     (".eml", "subject as title, From/To/Date, body, attachments as sections", ""),
     (".msg", "Outlook mail, read as .eml is", "the outlook extra: pip install 'minirag[outlook]'"),
-    (".vtt", "captions as a timed transcript", ""),
+    (".vtt .srt", "captions as a timed transcript: speakers, notes, utterances joined", ""),
     (".py .sh .yaml .toml .ini .sql .log .json .js .c", "source, config and logs as code blocks tagged with their "
      "language (and some 60 more types, Makefile and Dockerfile among them)", ""),
     (".1 .2 .3 .4 .5 .6 .7 .8 .9 .man", "man pages (roff), a heading a section (mandoc)", MANDOC_INSTALL),
@@ -398,8 +398,8 @@ def _convert_office(path: Path, ext: str, cfg: Config, depth: int = 0) -> tuple[
                     f"{path}: not an RTF file (it does not start with {{\\rtf}}); rename it to its real type"
                 )
             return rtf.rtf_to_markdown(path), None, "", []
-        if ext == ".vtt":
-            return captions.vtt_to_markdown(path), None, "", []
+        if ext in (".vtt", ".srt"):
+            return captions.captions_to_markdown(path), None, "", []
         if ext == ".msg":
             md, subject, warns = mail.msg_to_markdown(path, lambda n, d, k: _attachment(path, n, d, k, cfg), depth)
             return md, subject, "", warns
@@ -659,6 +659,7 @@ URL_TYPES = {  # Content-Type -> the extension whose reader converts it
     "text/plain": ".txt",
     "text/markdown": ".md",
     "text/vtt": ".vtt",
+    "application/x-subrip": ".srt",
     "application/rtf": ".rtf",
     "text/rtf": ".rtf",
     "message/rfc822": ".eml",
