@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from ..config import MAX_ZIP_RATIO, Config, MiniragError
 from .text import bom_encoding, not_language, read_text_file
-from .html import decode_html, html_to_markdown
+from .html import decode_html, html_to_markdown, tidy_tables
 from .titles import split_front_matter
 from .ocr import IMAGE_EXTS, ocr_available, ocr_image
 # the layers above import no reader of their own: what they call of one is re-exported here
@@ -18,9 +18,10 @@ from .titles import data_title, file_title  # noqa: F401
 from .ocr import ocr_status  # noqa: F401
 
 # %% auto #0
-__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'LIBRARY_LOGGERS', 'MAX_WARNINGS', 'MAX_MAIL_DEPTH',
-           'URL_TYPES', 'scanned_exts', 'formats_help', 'Converted', 'markitdown', 'captured_warnings', 'office_title',
-           'check_unzipped', 'docx_to_markdown', 'sniff', 'convert_file', 'fetched_ext', 'fetched_to_markdown']
+__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'LIBRARY_LOGGERS', 'MAX_WARNINGS', 'DOCX_STYLE_MAP',
+           'MAX_MAIL_DEPTH', 'URL_TYPES', 'scanned_exts', 'formats_help', 'Converted', 'markitdown',
+           'captured_warnings', 'office_title', 'check_unzipped', 'docx_to_markdown', 'sniff', 'convert_file',
+           'fetched_ext', 'fetched_to_markdown']
 
 # %% ../../nbs/02_convert.ipynb #f97b5a98
 # OpenDocument, legacy Office, RTF, mail and captions: read by their own modules in minirag.formats
@@ -268,10 +269,11 @@ def check_unzipped(
 
 # %% ../../nbs/02_convert.ipynb #d0cx0001
 _LOOKS_MD = re.compile(r"^\s{0,3}(#{1,6}(?=\s|$)|`{3,}|~{3,})")
+DOCX_STYLE_MAP = "p[style-name='Title'] => h1:fresh"  # Word's Title paragraph names the document
 
 
 def docx_to_markdown(path: Path) -> str:
-    "Markdown of a .docx: markitdown's converter, with paragraphs that merely start with `#` kept as text."
+    "Markdown of a .docx: markitdown's converter; paragraphs that merely start with `#` kept as text, tables tidied."
     from bs4 import BeautifulSoup, NavigableString
     from markitdown import StreamInfo
     from markitdown.converters import DocxConverter, HtmlConverter
@@ -283,12 +285,15 @@ def docx_to_markdown(path: Path) -> str:
                 first = next((s for s in el.descendants if isinstance(s, NavigableString) and s.strip()), None)
                 if first is not None and _LOOKS_MD.match(first):
                     first.replace_with(_LOOKS_MD.sub(lambda m: "\\" + m.group(1), str(first), count=1))
-            return super().convert_string(str(soup), **kw)
+            tidy_tables(soup)
+            kw.pop("style_map", None)
+            return super().convert_string(str(soup), **kw, table_infer_header=True)
 
     conv = DocxConverter()
     conv._html_converter = _Escaping()
     with open(path, "rb") as f:
-        return conv.convert(f, StreamInfo(extension=".docx", local_path=str(path))).markdown or ""
+        info = StreamInfo(extension=".docx", local_path=str(path))
+        return conv.convert(f, info, style_map=DOCX_STYLE_MAP).markdown or ""
 
 # %% ../../nbs/02_convert.ipynb #49df12b0
 def sniff(path: Path) -> str:
