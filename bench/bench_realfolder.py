@@ -6,16 +6,23 @@
 The folder (~200 files, built once, default <tmp>/minirag-realfolder) is made from Debian packages (`apt-get download`
 + `dpkg-deb -x`): the /usr/share/doc trees of coreutils, bash, grep, sed, tar, gzip, make, findutils, diffutils and
 texinfo (READMEs, copyright files, compressed changelogs, example scripts), old-style HTML manuals (texinfo's
-`makeinfo --html` pages, bash's reference manual, aptitude's DocBook pages, the Debian FAQ), bash's PDF manuals, man
-pages, and the office fixtures under tests/data. Files are grouped by type (the extension, `.gz` kept; `noext`; `man`; `office` for the fixtures);
+`makeinfo --html` pages, bash's reference manual as HTML and PDF, aptitude's DocBook pages, the Debian FAQ), man
+pages, and the office fixtures under tests/data. Files are grouped by type (the extension, `.gz` kept; `noext`; `man`;
+`office` for the fixtures);
 each group is synced by the CLI (`minirag-mcp sync --json`) into its own index, so the time per file of a group is
 its own (model load included, the same before and after). OCR is off (RAG_OCR_MIN_CHARS_PER_PAGE=0).
 
 Reported per group and overall: files read (sources in the index / files in the folder), junk chunks (a chunk whose
-body, the text after its title/breadcrumb prefix, has fewer than 12 letters), sync seconds per file, and word recall
+body, the text after its title/breadcrumb prefix, has fewer than 12 letters; a heading chunk's body is its heading),
+sync seconds per file, and word recall
 against an independent extractor where one exists: the file itself (text), `zcat` (`.gz` text), `man -l` (man pages),
 `pdftotext` (PDF), `pandoc -t plain` (HTML). Recall is the share of the reference's distinct words (3+ letters,
 case-folded) found in the file's chunks. Results are merged into bench/results/realfolder.json under --label.
+
+--chunks-only converts and chunks each file in this process with the packaged tokenizer (no CLI, no embedding;
+files of an extension the sync does not scan are not read): the same files-read, junk and recall figures, and the
+conversion + chunking time per file, in minutes where a full sync of the folder takes most of an hour on a busy
+two-core machine.
 """
 
 import argparse, gzip, json, os, re, shutil, subprocess, sys, tempfile, time
@@ -57,10 +64,8 @@ def build_folder(folder: Path):
         files = [p for p in (doc / pkg).rglob("*") if p.is_file() and p.suffix not in (".html", ".pdf")]
         for p in _every(files, 12):
             _place(p, folder, f"doc/{pkg}/{p.relative_to(doc / pkg)}")
-    picks = [(doc / "bash", ["bashref.html", "bash.html", "bashref.pdf", "bash.pdf"])]
-    for base, names in picks:
-        for n in names:
-            _place(base / n, folder, f"manuals/bash/{n}")
+    for name in ("bashref.html", "bashref.pdf"):  # bash's reference manual, texinfo's HTML and its printed book
+        _place(doc / "bash" / name, folder, f"manuals/bash/{name}")
     for sub, pattern, n in [("texinfo", "**/*.html", 30), ("aptitude/html/en", "*.html", 15),
                             ("debian/FAQ", "*.en.html", 12)]:
         for p in _every(list((doc / sub).glob(pattern)), n):
@@ -123,12 +128,37 @@ def sync_group(files: list, folder: Path, work: Path, kind: str, model: Path) ->
     got = {}
     for s in ix.engine.tables.sources():
         chunks = ix.engine.tables.chunks_of(s["source"])
-        got[Path(s["source"]).resolve().relative_to(root.resolve())] = [c["text"][c["prefix_len"] :] for c in chunks]
+        rel = Path(s["source"]).resolve().relative_to(root.resolve())
+        got[rel] = [c["text"] if c["kind"] == "heading" else c["text"][c["prefix_len"] :] for c in chunks]
     ix.close()
     return dict(seconds=seconds, exit=r.returncode, root=root, got=got)
 
 
-def measure(folder: Path, work: Path) -> dict:
+def chunk_group(files: list, folder: Path, work: Path, kind: str, model: Path) -> dict:
+    "Convert and chunk one group's files in this process (no embedding): what a sync would index, and how fast."
+    import minirag
+    from minirag.config import load_config
+    from minirag.formats.convert import convert_file, file_title, scanned_exts
+    from minirag.chunk import chunk_markdown
+    from minirag.tokens import TokenCounter
+
+    count = TokenCounter(Path(minirag.__file__).parent / "assets/all-MiniLM-L6-v2/tokenizer.json").count
+    cfg = load_config({"BASE_DIR": str(folder), "RAG_OCR_MIN_CHARS_PER_PAGE": "0"})
+    got, t = {}, time.perf_counter()
+    for p in files:
+        if p.suffix.lower() not in scanned_exts():
+            continue
+        try:
+            c = convert_file(p, cfg)
+        except Exception:
+            continue
+        title = file_title(c.meta_title, c.markdown, p)
+        chunks = chunk_markdown(c.markdown, count, 110, title).chunks
+        got[p.relative_to(folder)] = [c.text if c.kind == "heading" else c.body for c in chunks]
+    return dict(seconds=time.perf_counter() - t, exit=0, root=folder, got=got)
+
+
+def measure(folder: Path, work: Path, chunks_only: bool = False) -> dict:
     "Sync each type group of `folder`; return the per-group and overall figures."
     from minirag.embed import packaged_model_dir
 
@@ -139,7 +169,7 @@ def measure(folder: Path, work: Path) -> dict:
             groups[file_type(p)].append(p)
     rows, junk_examples = {}, []
     for kind, files in sorted(groups.items()):
-        g = sync_group(files, folder, work, kind, model)
+        g = (chunk_group if chunks_only else sync_group)(files, folder, work, kind, model)
         bodies = [b for chunks in g["got"].values() for b in chunks]
         junk = [b for b in bodies if sum(c.isalpha() for c in b) < JUNK_LETTERS]
         junk_examples += [f"{kind}: {b[:60]!r}" for b in junk[:3]]
@@ -154,8 +184,9 @@ def measure(folder: Path, work: Path) -> dict:
                           recall=round(sum(recalls) / len(recalls), 4) if recalls else None,
                           recall_files=len(recalls))
     tot = {k: sum(r[k] for r in rows.values()) for k in ("files", "read", "chunks", "junk", "seconds")}
-    tot |= dict(read_share=round(tot["read"] / tot["files"], 4), junk_share=round(tot["junk"] / max(tot["chunks"], 1), 4),
-                s_per_file=round(tot["seconds"] / tot["files"], 3))
+    tot["read_share"] = round(tot["read"] / tot["files"], 4)
+    tot["junk_share"] = round(tot["junk"] / max(tot["chunks"], 1), 4)
+    tot["s_per_file"] = round(tot["seconds"] / tot["files"], 3)
     return dict(total=tot, groups=rows, junk_examples=junk_examples[:40])
 
 
@@ -173,12 +204,15 @@ def main(argv=None):
     ap.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "minirag-realfolder",
                     help="the folder to build (once) and sync")
     ap.add_argument("--out", type=Path, default=REPO / "bench/results/realfolder.json")
+    ap.add_argument("--chunks-only", action="store_true",
+                    help="convert and chunk in this process, no CLI sync and no embedding (minutes, not an hour)")
     a = ap.parse_args(argv)
     if not a.folder.exists():
         build_folder(a.folder)
     work = Path(tempfile.mkdtemp(prefix="bench-realfolder-"))
     try:
-        res = measure(a.folder, work)
+        res = measure(a.folder, work, a.chunks_only)
+        res["mode"] = "convert+chunk" if a.chunks_only else "cli sync"
     finally:
         shutil.rmtree(work, ignore_errors=True)
     report(a.label, res)
