@@ -681,6 +681,7 @@ def code(self: _Packer, b: _Block, base: str, head: str, pid: str):
 # %% ../nbs/03_chunk.ipynb #f71a813e
 MIN_LETTERS = 12  # fewer letters in a chunk's body and it is joined to a neighbour, or dropped
 _JOINABLE = ("text", "turns", "slide", "code")
+_RULE_ONLY = re.compile(r"\s*(?:(?:[-*_=]\s*){3,}|\|[\s|:-]*\|)\s*")  # a rule line, or a table rule with no cells
 
 
 def _letters(s: str) -> int:
@@ -705,7 +706,7 @@ def _joined(self: _Packer, a: Chunk, b: Chunk, first: bool) -> Chunk | None:
 
 @patch
 def thin_out(self: _Packer, n: int):
-    "Join each chunk from `n` on with under MIN_LETTERS letters to a neighbour in its section, else drop it if empty."
+    "Join each chunk from `n` on with under MIN_LETTERS letters to a neighbour in its section; drop it if only a rule."
     kept = []
     for c in self.chunks[n:]:
         if kept and (_thin(c) or _thin(kept[-1])):
@@ -715,8 +716,7 @@ def thin_out(self: _Packer, n: int):
         kept.append(c)
     out = []
     for c in kept:
-        empty = sum(ch.isalnum() for ch in c.body) < MIN_LETTERS
-        if not (_thin(c) and empty and c.kind not in ("table", "code", "code_part")):
+        if not (_thin(c) and c.kind not in ("table", "code", "code_part") and _RULE_ONLY.fullmatch(c.body)):
             out.append(c)
     self.chunks[n:] = out
 
