@@ -4,9 +4,9 @@
 
 # %% auto #0
 __all__ = ['SCHEME_VERSION', 'SECTION_CAP', 'CODE_BUDGETS', 'CODE_SPLIT_MARK', 'WINDOW_SECONDS', 'CHARS_PER_TOKEN_CAP',
-           'TRANSCRIPT_SHARE', 'Chunk', 'ChunkedDoc', 'strip_inline_images', 'drop_blank_table_rows',
-           'timestamp_seconds', 'transcript_share', 'detect_category', 'table_header', 'chunk_markdown',
-           'rebuild_section', 'rebuild_document']
+           'TRANSCRIPT_SHARE', 'MIN_LETTERS', 'Chunk', 'ChunkedDoc', 'strip_inline_images', 'drop_blank_table_rows',
+           'drop_navigation_lines', 'timestamp_seconds', 'transcript_share', 'detect_category', 'table_header',
+           'chunk_markdown', 'rebuild_section', 'rebuild_document']
 
 # %% ../nbs/03_chunk.ipynb #b2b3a2b9
 import re, bisect
@@ -20,7 +20,8 @@ from .config import MiniragError, DEFAULT_CHUNK_TOKEN_BUDGET
 # Bump whenever chunk boundaries, texts or what `prefix_len` covers change (conversion included): a sync then
 # re-cuts every source cut with an older scheme. 2: PDF text layer, sheets, HTML main content.
 # 3: a table chunk's repeated header row and a split fence's marker line are read by a caller (out of the prefix).
-SCHEME_VERSION = 3
+# 4: no junk: blank table cells, layout tables, navigation lines, page furniture and chunks without letters.
+SCHEME_VERSION = 4
 SECTION_CAP = 4000  # characters in a section returned to a caller
 CODE_BUDGETS = 4  # a closed code fence stays atomic up to this many budgets
 CODE_SPLIT_MARK = "[code block split to fit the token budget]"  # first line of every piece of a split fence
@@ -194,6 +195,21 @@ def drop_blank_table_rows(markdown: str) -> str:
             out.append(lines[i])
             i += 1
     return "".join(out)
+
+# %% ../nbs/03_chunk.ipynb #d16d28e5
+_NAV_LINE = re.compile(
+    r"^\s*(?:File: [^,]+,\s+)?(?:Node: [^,]+,\s+)?(?:Next|Prev|Previous|Up): [^\n]*?,\s+(?:Next|Prev|Previous|Up): "
+    r"[^\n]*$"
+)
+
+
+def drop_navigation_lines(markdown: str) -> str:
+    "Markdown without texinfo's navigation lines (`Next: …, Previous: …, Up: …`) outside code fences."
+    if "Next: " not in markdown and "Up: " not in markdown:
+        return markdown
+    lines = markdown.splitlines(keepends=True)
+    code = _code_mask(lines)
+    return "".join(l for i, l in enumerate(lines) if code[i] or not _NAV_LINE.match(l))
 
 # %% ../nbs/03_chunk.ipynb #e3ef4237
 _TS = re.compile(
@@ -662,6 +678,48 @@ def code(self: _Packer, b: _Block, base: str, head: str, pid: str):
     units = [u for l in _split_lines(b.text) for u in self.fit(l, avail)]
     self.pack(units, prefix, "code_part", head, pid, len(base))
 
+# %% ../nbs/03_chunk.ipynb #f71a813e
+MIN_LETTERS = 12  # fewer letters in a chunk's body and it is joined to a neighbour, or dropped
+_JOINABLE = ("text", "turns", "slide", "code")
+_RULE_ONLY = re.compile(r"\s*(?:(?:[-*_=]\s*){3,}|\|[\s|:-]*\|)\s*")  # a rule line, or a table rule with no cells
+
+
+def _letters(s: str) -> int:
+    return sum(ch.isalpha() for ch in s)
+
+
+def _thin(c: Chunk) -> bool:
+    return c.kind != "heading" and _letters(c.body) < MIN_LETTERS
+
+
+@patch
+def _joined(self: _Packer, a: Chunk, b: Chunk, first: bool) -> Chunk | None:
+    "`a` and `b` (same section, same prefix) as one chunk with a's prefix, or None when that is over the budget."
+    if a.kind not in _JOINABLE or b.kind not in _JOINABLE or a.text[: a.prefix_len] != b.text[: b.prefix_len]:
+        return None
+    text = a.text + b.body
+    t = self.count(text)
+    if t > self.budget - (self.reserve if first else 0):
+        return None
+    return Chunk(text, a.parent_id, a.prefix_len, a.section_head, a.kind if a.kind != "code" else b.kind, t)
+
+
+@patch
+def thin_out(self: _Packer, n: int):
+    "Join each chunk from `n` on with under MIN_LETTERS letters to a neighbour in its section; drop it if only a rule."
+    kept = []
+    for c in self.chunks[n:]:
+        if kept and (_thin(c) or _thin(kept[-1])):
+            if (j := self._joined(kept[-1], c, n + len(kept) == 1)) is not None:
+                kept[-1] = j
+                continue
+        kept.append(c)
+    out = []
+    for c in kept:
+        if not (_thin(c) and c.kind not in ("table", "code", "code_part") and _RULE_ONLY.fullmatch(c.body)):
+            out.append(c)
+    self.chunks[n:] = out
+
 # %% ../nbs/03_chunk.ipynb #6ac2cc68
 def chunk_markdown(
     markdown: str,  # converted document
@@ -674,7 +732,7 @@ def chunk_markdown(
         raise MiniragError(
             f"chunk budget must be an integer of at least 16 tokens, got {budget!r}; set CHUNK_TOKEN_BUDGET to 16-128"
         )
-    md = drop_blank_table_rows(strip_inline_images(markdown))
+    md = drop_navigation_lines(drop_blank_table_rows(strip_inline_images(markdown)))
     category = detect_category(md)
     reserve = min(count(f"# {title.strip()}\n\n"), budget // 3) if title.strip() else 0
     pk, pid = _Packer(count, budget, reserve), 0
@@ -682,6 +740,7 @@ def chunk_markdown(
         for group in _cap_split(sec, _blocks(sec.body) if sec.body else []):
             n = len(pk.chunks)
             pk.section(sec, group, str(pid))
+            pk.thin_out(n)
             pid += len(pk.chunks) > n
     return ChunkedDoc(category, pk.chunks)
 

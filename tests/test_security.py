@@ -27,6 +27,11 @@ def make_pdf(path: Path, text: str) -> Path:
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
+    return write_pdf(path, objs)
+
+
+def write_pdf(path: Path, objs: list[bytes]) -> Path:
+    "A PDF file of these objects (numbered from 1, the first the catalog) with its cross-reference table."
     out, offs = bytearray(b"%PDF-1.4\n"), []
     for i, o in enumerate(objs, 1):
         offs.append(len(out))

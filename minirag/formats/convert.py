@@ -13,7 +13,7 @@ from .text import SNIFF_BYTES, binary_reason, bom_encoding, not_language, read_t
 from .compressed import COMPRESSED_EXTS, head as compressed_head, inner_name, unpack
 from .manpage import MAN_NAME, MANDOC_INSTALL, is_man_page, man_to_html
 from .source import source_lang, source_to_markdown
-from .html import decode_html, html_to_markdown
+from .html import decode_html, html_to_markdown, tidy_tables
 from .titles import split_front_matter
 from .ocr import IMAGE_EXTS, ocr_available, ocr_image
 # the layers above import no reader of their own: what they call of one is re-exported here
@@ -22,10 +22,10 @@ from .ocr import ocr_status  # noqa: F401
 
 # %% auto #0
 __all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'NOT_READ_HELP', 'LIBRARY_LOGGERS', 'MAX_WARNINGS',
-           'MAX_MAIL_DEPTH', 'KNOWN_BINARY', 'UNLISTED', 'SHARED_EXTS', 'URL_TYPES', 'scanned_exts', 'formats_help',
-           'Converted', 'markitdown', 'captured_warnings', 'office_title', 'check_unzipped', 'docx_to_markdown',
-           'sniff', 'text_extensions', 'unlisted_kind', 'read_by_content', 'convert_file', 'fetched_ext',
-           'fetched_to_markdown']
+           'DOCX_STYLE_MAP', 'MAX_MAIL_DEPTH', 'KNOWN_BINARY', 'UNLISTED', 'SHARED_EXTS', 'URL_TYPES', 'scanned_exts',
+           'formats_help', 'Converted', 'markitdown', 'captured_warnings', 'office_title', 'check_unzipped',
+           'docx_to_markdown', 'sniff', 'text_extensions', 'unlisted_kind', 'read_by_content', 'convert_file',
+           'fetched_ext', 'fetched_to_markdown']
 
 # %% ../../nbs/02_convert.ipynb #f97b5a98
 # OpenDocument, legacy Office, RTF, mail and captions: read by their own modules in minirag.formats
@@ -286,10 +286,11 @@ def check_unzipped(
 
 # %% ../../nbs/02_convert.ipynb #d0cx0001
 _LOOKS_MD = re.compile(r"^\s{0,3}(#{1,6}(?=\s|$)|`{3,}|~{3,})")
+DOCX_STYLE_MAP = "p[style-name='Title'] => h1:fresh"  # Word's Title paragraph names the document
 
 
 def docx_to_markdown(path: Path) -> str:
-    "Markdown of a .docx: markitdown's converter, with paragraphs that merely start with `#` kept as text."
+    "Markdown of a .docx: markitdown's converter; paragraphs that merely start with `#` kept as text, tables tidied."
     from bs4 import BeautifulSoup, NavigableString
     from markitdown import StreamInfo
     from markitdown.converters import DocxConverter, HtmlConverter
@@ -301,12 +302,15 @@ def docx_to_markdown(path: Path) -> str:
                 first = next((s for s in el.descendants if isinstance(s, NavigableString) and s.strip()), None)
                 if first is not None and _LOOKS_MD.match(first):
                     first.replace_with(_LOOKS_MD.sub(lambda m: "\\" + m.group(1), str(first), count=1))
-            return super().convert_string(str(soup), **kw)
+            tidy_tables(soup)
+            kw.pop("style_map", None)
+            return super().convert_string(str(soup), **kw, table_infer_header=True)
 
     conv = DocxConverter()
     conv._html_converter = _Escaping()
     with open(path, "rb") as f:
-        return conv.convert(f, StreamInfo(extension=".docx", local_path=str(path))).markdown or ""
+        info = StreamInfo(extension=".docx", local_path=str(path))
+        return conv.convert(f, info, style_map=DOCX_STYLE_MAP).markdown or ""
 
 # %% ../../nbs/02_convert.ipynb #49df12b0
 def sniff(path: Path) -> str:

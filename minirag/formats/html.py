@@ -8,7 +8,73 @@ import re
 from .text import decode_text
 
 # %% auto #0
-__all__ = ['MAIN_SELECTORS', 'DROP_SELECTORS', 'decode_html', 'main_node', 'unlink', 'html_to_markdown']
+__all__ = ['NAV_WORDS', 'MAIN_SELECTORS', 'DROP_SELECTORS', 'drop_blank_cells', 'is_nav_table', 'is_layout_table', 'tidy_tables',
+           'decode_html', 'main_node', 'unlink', 'html_to_markdown']
+
+# %% ../../nbs/02e_html.ipynb #40ef4189
+NAV_WORDS = 3  # a short table of links with at most this many words besides them is a bar ("Jump to: A B C")
+
+
+def _rows(table) -> list:
+    "The table's own rows, not those of a table nested in it."
+    return [tr for tr in table.find_all("tr") if tr.find_parent("table") is table]
+
+
+def _cells(tr) -> list:
+    return tr.find_all(["td", "th"], recursive=False)
+
+
+def _blank(el) -> bool:
+    return not el.get_text(strip=True)
+
+
+def drop_blank_cells(table):
+    "Drop the rows with no text, then the columns with no text in any row."
+    for tr in _rows(table):
+        if _blank(tr):
+            tr.decompose()
+    spans, text_cols = [], set()
+    for tr in _rows(table):
+        col = 0
+        for c in _cells(tr):
+            width = int(c.get("colspan") or 1) if str(c.get("colspan") or 1).isdigit() else 1
+            spans.append((c, range(col, col + width)))
+            if not _blank(c):
+                text_cols.update(range(col, col + width))
+            col += width
+    for c, cols in spans:
+        if not text_cols.intersection(cols):
+            c.decompose()
+
+
+def is_nav_table(table) -> bool:
+    "True for a bar of links: a row or two of links with hardly a word besides them."
+    words = sum(len(s.split()) for s in table.find_all(string=True) if not s.find_parent("a"))
+    return len(_rows(table)) <= 2 and len(table.find_all("a")) >= 2 and words <= NAV_WORDS
+
+
+def is_layout_table(table) -> bool:
+    "True for a table that lays text out rather than holding data: one column, or a short one with a row of one cell."
+    widths = [len(_cells(tr)) for tr in _rows(table)]
+    if max(widths, default=0) <= 1 or table.get("role") == "presentation" or table.find("table"):
+        return True
+    return len(widths) <= 3 and min(widths) == 1
+
+
+def tidy_tables(root):
+    "Drop blank rows, columns and tables, and bars of links; turn layout tables into their cells' text, a block a cell."
+    for table in reversed(root.find_all("table")):  # inner tables first
+        drop_blank_cells(table)
+        if not _rows(table) or is_nav_table(table):
+            table.decompose()
+            continue
+        if not is_layout_table(table):
+            continue
+        for tr in _rows(table):
+            for c in _cells(tr):
+                c.name = "div"
+                table.insert_before(c.extract())
+        table.decompose()
 
 # %% ../../nbs/02e_html.ipynb #97714dd3
 MAIN_SELECTORS = (
@@ -26,6 +92,8 @@ DROP_SELECTORS = (
     "[role=navigation]",
     "div.navheader",
     "div.navfooter",
+    "div.header",  # texinfo's "Next: … Previous: … Up: … [Contents][Index]" line (makeinfo 6)
+    "div.nav-panel",  # the same line from makeinfo 7
     "div.sphinxsidebar",
     "div.related",
     "a.headerlink",
@@ -82,9 +150,10 @@ def html_to_markdown(
     for sel in DROP_SELECTORS:
         for el in root.select(sel):
             el.decompose()
+    tidy_tables(root)
     unlink(root)
     try:
-        md = _CustomMarkdownify().convert_soup(root)
+        md = _CustomMarkdownify(table_infer_header=True).convert_soup(root)
     except RecursionError:
         md = root.get_text("\n", strip=True)  # nesting deeper than markdownify can recurse
     return md.strip(), (title or None)

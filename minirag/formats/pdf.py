@@ -11,7 +11,8 @@ from ..config import MiniragError, DEFAULT_OCR_MIN_CHARS
 from .text import escape_markdown_lines
 
 # %% auto #0
-__all__ = ['PDFIUM_LOCK', 'page_text_quality', 'usable_page', 'read_pdf_pages', 'PdfText', 'pdf_to_markdown']
+__all__ = ['PDFIUM_LOCK', 'EDGE_LINES', 'page_text_quality', 'usable_page', 'read_pdf_pages', 'running_lines', 'strip_furniture',
+           'PdfText', 'pdf_to_markdown']
 
 # %% ../../nbs/02b_pdf.ipynb #255a6fb4
 _CID = re.compile(r"\(cid:\d+\)")
@@ -122,6 +123,45 @@ def read_pdf_pages(path: Path) -> tuple[list[str], str | None, str]:
             f"{path}: could not read the PDF (corrupt, or not a PDF): pdfium: {_short(first)}; pdfminer: {_short(e)}"
         ) from None
 
+# %% ../../nbs/02b_pdf.ipynb #8ad088b9
+EDGE_LINES = 2  # lines at the top and at the foot of a page where running heads, feet and page numbers sit
+_PAGE_NO = re.compile(r"^(?:page\s+)?(?:\d{1,4}|[ivxlcdm]{1,7})(?:\s*(?:/|of)\s*\d{1,4})?$", re.I)
+_DOT_LEADER = re.compile(r"(?:[.·…]\s?){4,}\s*(?:\d{1,4}|[ivxlcdm]{1,7})$", re.I)
+
+
+def _shape(line: str) -> str:
+    return re.sub(r"\d+", "#", " ".join(line.split())).casefold()
+
+
+def _edges(lines: list[str]) -> list[int]:
+    "Indices of the first and last EDGE_LINES non-blank lines."
+    full = [i for i, l in enumerate(lines) if l.strip()]
+    return full[:EDGE_LINES] + full[-EDGE_LINES:]
+
+
+def running_lines(pages: list[str]) -> set[str]:
+    "Shapes of the lines at the edges of at least three pages and a tenth of them: running heads and feet."
+    seen = {}
+    for text in pages:
+        lines = text.splitlines()
+        for shape in {_shape(lines[i]) for i in _edges(lines)}:
+            seen[shape] = seen.get(shape, 0) + 1
+    need = max(3, len(pages) // 10)
+    return {s for s, n in seen.items() if n >= need}
+
+
+def strip_furniture(pages: list[str]) -> list[str]:
+    "Pages less their running heads and feet, page numbers and dot-leader lines of contents and indexes."
+    running = running_lines(pages)
+    out = []
+    for text in pages:
+        lines = text.splitlines()
+        edges = set(_edges(lines))
+        drop = {i for i in edges if _shape(lines[i]) in running or _PAGE_NO.match(lines[i].strip())}
+        drop |= {i for i, l in enumerate(lines) if _DOT_LEADER.search(l.strip())}
+        out.append("\n".join(l for i, l in enumerate(lines) if i not in drop))
+    return out
+
 # %% ../../nbs/02b_pdf.ipynb #98b38d2f
 @dataclass
 class PdfText:
@@ -173,6 +213,7 @@ def pdf_to_markdown(
     min_chars = cfg.ocr_min_chars if cfg.ocr_min_chars > 0 else DEFAULT_OCR_MIN_CHARS
     good = [usable_page(t, min_chars) for t in pages]
     glyphs = [i for i, t in enumerate(pages) if not good[i] and page_text_quality(t)[1] >= 0.3]
+    pages = strip_furniture(pages)  # after the OCR decision: a page that was only a running head is not a scan
     body = "\n\n".join(c for i, t in enumerate(pages) if good[i] and (c := _clean_page(t)))
     # a page under the threshold still contributes its few real words (a cover, a page number)
     short = {i: _clean_page(t) for i, t in enumerate(pages) if not good[i] and i not in glyphs and re.search(r"\w", t)}

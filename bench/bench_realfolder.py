@@ -1,0 +1,225 @@
+"""A real folder, read whole and clean: files read, junk chunks, sync time per file and word recall.
+
+    python bench/bench_realfolder.py --label after                 # build/reuse the folder, sync it, report
+    python bench/bench_realfolder.py --label before --folder DIR   # the same folder, with other code on PYTHONPATH
+
+The folder (~200 files, built once, default <tmp>/minirag-realfolder) is made from Debian packages (`apt-get download`
++ `dpkg-deb -x`): the /usr/share/doc trees of coreutils, bash, grep, sed, tar, gzip, make, findutils, diffutils and
+texinfo (READMEs, copyright files, compressed changelogs, example scripts), old-style HTML manuals (texinfo's
+`makeinfo --html` pages, bash's reference manual as HTML and PDF, aptitude's DocBook pages, the Debian FAQ), man
+pages, and the office fixtures under tests/data. Files are grouped by type (the extension, `.gz` kept; `noext`; `man`;
+`office` for the fixtures);
+each group is synced by the CLI (`minirag-mcp sync --json`) into its own index, so the time per file of a group is
+its own (model load included, the same before and after). OCR is off (RAG_OCR_MIN_CHARS_PER_PAGE=0).
+
+Reported per group and overall: files read (sources in the index / files in the folder), junk chunks (a chunk whose
+body, the text after its title/breadcrumb prefix, has fewer than 12 letters; a heading chunk's body is its heading),
+sync seconds per file, and word recall
+against an independent extractor where one exists: the file itself (text), `zcat` (`.gz` text), `man -l` (man pages),
+`pdftotext` (PDF), `pandoc -t plain` (HTML). Recall is the share of the reference's distinct words (3+ letters,
+case-folded) found in the file's chunks. Results are merged into bench/results/realfolder.json under --label.
+
+--chunks-only converts and chunks each file in this process with the packaged tokenizer (no CLI, no embedding;
+files of an extension the sync does not scan are not read): the same files-read, junk and recall figures, and the
+conversion + chunking time per file, in minutes where a full sync of the folder takes most of an hour on a busy
+two-core machine.
+"""
+
+import argparse, gzip, json, os, re, shutil, subprocess, sys, tempfile, time
+from collections import defaultdict
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+PACKAGES = ["coreutils", "bash", "bash-doc", "grep", "sed", "tar", "gzip", "make", "findutils", "diffutils",
+            "texinfo", "aptitude-doc-en", "debian-faq"]
+DOC_TREES = ["coreutils", "bash", "grep", "sed", "tar", "gzip", "make", "findutils", "diffutils"]
+JUNK_LETTERS = 12
+WORD = re.compile(r"[^\W\d_]{3,}")
+
+
+def _every(files: list, n: int) -> list:
+    "n files spread evenly over a sorted list."
+    files = sorted(files)
+    step = max(1, len(files) // n)
+    return files[::step][:n]
+
+
+def _place(src: Path, folder: Path, rel: str):
+    dest = folder / rel
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(src, dest)
+
+
+def build_folder(folder: Path):
+    "Download the packages, unpack them and copy ~200 of their files (plus the office fixtures) into `folder`."
+    debs = folder.parent / (folder.name + "-debs")
+    x = debs / "x"
+    if not x.exists():
+        debs.mkdir(parents=True, exist_ok=True)
+        subprocess.run(["apt-get", "download", *PACKAGES], cwd=debs, check=True, capture_output=True)
+        for d in sorted(debs.glob("*.deb")):
+            subprocess.run(["dpkg-deb", "-x", str(d), str(x)], check=True)
+    doc = x / "usr/share/doc"
+    for pkg in DOC_TREES:
+        files = [p for p in (doc / pkg).rglob("*") if p.is_file() and p.suffix not in (".html", ".pdf")]
+        for p in _every(files, 12):
+            _place(p, folder, f"doc/{pkg}/{p.relative_to(doc / pkg)}")
+    for name in ("bashref.html", "bashref.pdf"):  # bash's reference manual, texinfo's HTML and its printed book
+        _place(doc / "bash" / name, folder, f"manuals/bash/{name}")
+    for sub, pattern, n in [("texinfo", "**/*.html", 30), ("aptitude/html/en", "*.html", 15),
+                            ("debian/FAQ", "*.en.html", 12)]:
+        for p in _every(list((doc / sub).glob(pattern)), n):
+            _place(p, folder, f"manuals/{sub.split('/')[0]}/{p.name}")
+    for p in _every([p for p in (x / "usr/share/man").rglob("*") if p.is_file()], 20):
+        _place(p, folder, f"man/{p.name}")
+    for sub in ("office", "fidelity"):
+        for p in sorted((REPO / "tests/data" / sub).iterdir()):
+            if p.is_file() and p.suffix not in (".md",):
+                _place(p, folder, f"office/{sub}/{p.name}")
+
+
+def file_type(p: Path) -> str:
+    name = p.name[:-3] if p.name.endswith(".gz") else p.name
+    ext = Path(name).suffix.lower().lstrip(".")
+    ext = ext if ext and len(ext) <= 5 and ext.isalnum() and not ext.isdigit() else ""
+    if p.parent.name == "man" or re.search(r"\.\d\w*(\.gz)?$", p.name):
+        return "man"
+    if "office" in p.parts:
+        return "office"
+    return (ext or "noext") + (".gz" if p.name.endswith(".gz") else "")
+
+
+def reference_text(p: Path, kind: str) -> str | None:
+    "The file's words by a tool independent of minirag, or None when there is none for its type."
+    def run(cmd, **kw):
+        r = subprocess.run(cmd, capture_output=True, timeout=120, **kw)
+        return r.stdout.decode("utf-8", "replace") if r.returncode == 0 else None
+
+    if kind == "man":
+        return run(["man", "-l", str(p)], env={**os.environ, "MANWIDTH": "200", "MAN_KEEP_FORMATTING": ""})
+    if kind == "pdf":
+        return run(["pdftotext", "-layout", str(p), "-"])
+    if kind in ("html", "htm"):
+        return run(["pandoc", "-f", "html", "-t", "plain", str(p)])
+    raw = gzip.open(p).read() if p.name.endswith(".gz") else p.read_bytes()
+    if b"\0" in raw[:8192] or kind in ("doc", "xls", "ppt", "docx", "xlsx", "pptx", "odt", "ods", "odp", "msg",
+                                       "epub", "ipynb"):
+        return None
+    return raw.decode("utf-8", "replace")
+
+
+def words(text: str) -> set:
+    return {w.casefold() for w in WORD.findall(text or "")}
+
+
+def sync_group(files: list, folder: Path, work: Path, kind: str, model: Path) -> dict:
+    "Copy one group's files into their own root, sync it with the CLI, and read back its sources and chunks."
+    root, db = work / kind / "docs", work / kind / "idx"
+    for p in files:
+        _place(p, root, str(p.relative_to(folder)))
+    env = {**os.environ, "BASE_DIR": str(root), "DB_PATH": str(db), "MODEL_NAME": str(model),
+           "CACHE_DIR": str(model.parent), "RAG_OCR_MIN_CHARS_PER_PAGE": "0"}
+    t = time.perf_counter()
+    r = subprocess.run(["minirag-mcp", "sync", "--json"], env=env, capture_output=True, timeout=3600)
+    seconds = time.perf_counter() - t
+    from minirag.api import Index
+
+    ix = Index.open(root, db_path=db, model_name=str(model), cache_dir=model.parent)
+    got = {}
+    for s in ix.engine.tables.sources():
+        chunks = ix.engine.tables.chunks_of(s["source"])
+        rel = Path(s["source"]).resolve().relative_to(root.resolve())
+        got[rel] = [c["text"] if c["kind"] == "heading" else c["text"][c["prefix_len"] :] for c in chunks]
+    ix.close()
+    return dict(seconds=seconds, exit=r.returncode, root=root, got=got)
+
+
+def chunk_group(files: list, folder: Path, work: Path, kind: str, model: Path) -> dict:
+    "Convert and chunk one group's files in this process (no embedding): what a sync would index, and how fast."
+    import minirag
+    from minirag.config import load_config
+    from minirag.formats.convert import convert_file, file_title, scanned_exts
+    from minirag.chunk import chunk_markdown
+    from minirag.tokens import TokenCounter
+
+    count = TokenCounter(Path(minirag.__file__).parent / "assets/all-MiniLM-L6-v2/tokenizer.json").count
+    cfg = load_config({"BASE_DIR": str(folder), "RAG_OCR_MIN_CHARS_PER_PAGE": "0"})
+    got, t = {}, time.perf_counter()
+    for p in files:
+        if p.suffix.lower() not in scanned_exts():
+            continue
+        try:
+            c = convert_file(p, cfg)
+        except Exception:
+            continue
+        title = file_title(c.meta_title, c.markdown, p)
+        chunks = chunk_markdown(c.markdown, count, 110, title).chunks
+        got[p.relative_to(folder)] = [c.text if c.kind == "heading" else c.body for c in chunks]
+    return dict(seconds=time.perf_counter() - t, exit=0, root=folder, got=got)
+
+
+def measure(folder: Path, work: Path, chunks_only: bool = False) -> dict:
+    "Sync each type group of `folder`; return the per-group and overall figures."
+    from minirag.embed import packaged_model_dir
+
+    model = packaged_model_dir(work / "models")
+    groups = defaultdict(list)
+    for p in sorted(folder.rglob("*")):
+        if p.is_file():
+            groups[file_type(p)].append(p)
+    rows, junk_examples = {}, []
+    for kind, files in sorted(groups.items()):
+        g = (chunk_group if chunks_only else sync_group)(files, folder, work, kind, model)
+        bodies = [b for chunks in g["got"].values() for b in chunks]
+        junk = [b for b in bodies if sum(c.isalpha() for c in b) < JUNK_LETTERS]
+        junk_examples += [f"{kind}: {b[:60]!r}" for b in junk[:3]]
+        recalls = []
+        for p in files:
+            rel = p.relative_to(folder)
+            ref = reference_text(p, kind) if rel in g["got"] else None
+            if ref is not None and (want := words(ref)):
+                recalls.append(len(want & words("\n".join(g["got"][rel]))) / len(want))
+        rows[kind] = dict(files=len(files), read=len(g["got"]), chunks=len(bodies), junk=len(junk),
+                          seconds=round(g["seconds"], 2), s_per_file=round(g["seconds"] / len(files), 3),
+                          recall=round(sum(recalls) / len(recalls), 4) if recalls else None,
+                          recall_files=len(recalls))
+    tot = {k: sum(r[k] for r in rows.values()) for k in ("files", "read", "chunks", "junk", "seconds")}
+    tot["read_share"] = round(tot["read"] / tot["files"], 4)
+    tot["junk_share"] = round(tot["junk"] / max(tot["chunks"], 1), 4)
+    tot["s_per_file"] = round(tot["seconds"] / tot["files"], 3)
+    return dict(total=tot, groups=rows, junk_examples=junk_examples[:40])
+
+
+def report(label: str, res: dict):
+    print(f"{label}: {res['total']}")
+    print(f"{'type':<10}{'files':>6}{'read':>6}{'chunks':>8}{'junk':>6}{'s/file':>8}{'recall':>8}")
+    for kind, r in res["groups"].items():
+        rec = "" if r["recall"] is None else f"{r['recall']:.3f}"
+        print(f"{kind:<10}{r['files']:>6}{r['read']:>6}{r['chunks']:>8}{r['junk']:>6}{r['s_per_file']:>8.3f}{rec:>8}")
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--label", default="after", help="key of this run in the results file (before, after, ...)")
+    ap.add_argument("--folder", type=Path, default=Path(tempfile.gettempdir()) / "minirag-realfolder",
+                    help="the folder to build (once) and sync")
+    ap.add_argument("--out", type=Path, default=REPO / "bench/results/realfolder.json")
+    ap.add_argument("--chunks-only", action="store_true",
+                    help="convert and chunk in this process, no CLI sync and no embedding (minutes, not an hour)")
+    a = ap.parse_args(argv)
+    if not a.folder.exists():
+        build_folder(a.folder)
+    work = Path(tempfile.mkdtemp(prefix="bench-realfolder-"))
+    try:
+        res = measure(a.folder, work, a.chunks_only)
+        res["mode"] = "convert+chunk" if a.chunks_only else "cli sync"
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    report(a.label, res)
+    old = json.loads(a.out.read_text()) if a.out.exists() else {}
+    old[a.label] = res
+    a.out.write_text(json.dumps(old, indent=1, ensure_ascii=False) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
