@@ -911,6 +911,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'minirag.server.Tools': ('server.html#tools', 'minirag/server.py'),
                                 'minirag.server.Tools.__init__': ('server.html#tools.__init__', 'minirag/server.py'),
                                 'minirag.server.Tools._call': ('server.html#tools._call', 'minirag/server.py'),
+                                'minirag.server.Tools._open': ('server.html#tools._open', 'minirag/server.py'),
                                 'minirag.server.Tools._wait': ('server.html#tools._wait', 'minirag/server.py'),
                                 'minirag.server.Tools._warm_run': ('server.html#tools._warm_run', 'minirag/server.py'),
                                 'minirag.server.Tools.close': ('server.html#tools.close', 'minirag/server.py'),

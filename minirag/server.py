@@ -4,7 +4,7 @@
 
 # %% ../nbs/13_server.ipynb #4fb0e305
 from __future__ import annotations
-import json, logging, os, re, signal, sys, threading, time
+import importlib, json, logging, os, re, signal, sys, threading, time
 from contextvars import ContextVar
 from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
@@ -473,6 +473,8 @@ def _out(model):
 
 
 _caller: ContextVar[Grant] = ContextVar("minirag_caller", default=Grant("local"))  # set per call by `_Server`
+# what a write imports on its first call, beyond `preload`: imported before it runs, never beside another call's imports
+_WRITE_IMPORTS = ("minirag.jobs", "minirag.urlguard", "minirag.formats.convert")
 
 
 class Tools:
@@ -486,7 +488,9 @@ class Tools:
     ):  # an already loaded `Embedder` (tests), else loaded on first use
         self.cfg, self.embedder = cfg, embedder
         self.idle_close = setting("MINIRAG_IDLE_CLOSE") if idle_close is None else idle_close
-        self._ix, self._lock = None, threading.Lock()
+        # first-time imports and the opening of the index, on one thread: after them, calls run side by side (a write
+        # holds DuckDB only for its commit, so a query answers while another call converts and embeds)
+        self._ix, self._lock, self._ready = None, threading.RLock(), set()
         self._warm, self._imported, self._warm_lock, self._called = None, threading.Event(), threading.Lock(), False
         self.watcher = None  # a `minirag.watch.Watcher` once `watch()` started one
         self._job_owner = {}  # jobId -> the name of the grant that started it (a scoped caller sees only its own)
@@ -497,10 +501,27 @@ class Tools:
     def index(self):
         "The `Index`, opened on first use (imports DuckDB then, not at server start)."
         if self._ix is None:
-            from minirag.api import Index
+            with self._lock:  # one `Index` however many calls come first
+                if self._ix is None:
+                    from minirag.api import Index
 
-            self._ix = Index(self.cfg, self.idle_close, self.embedder)
+                    self._ix = Index(self.cfg, self.idle_close, self.embedder)
         return self._ix
+
+    def _open(self, write: bool = False):
+        "The index, after the first-time imports a read (or a write) needs: done once, one thread at a time."
+        need = "write" if write else "read"
+        if need not in self._ready:
+            with self._lock:
+                if need not in self._ready:
+                    from minirag.embed import preload
+
+                    preload(query_only=not write, model_name=self.cfg.model_name)
+                    for m in _WRITE_IMPORTS if write else ():
+                        importlib.import_module(m)
+                    self.index  # opens it: imports minirag.api
+                    self._ready.add(need)
+        return self.index
 
     def close(self):
         if self.watcher is not None:
@@ -532,12 +553,11 @@ class Tools:
             w.join()  # the call does the steps left itself: never slower than without a warm-up
         self._imported.wait()
 
-    def _call(self, tool: str, op, model: bool = False) -> CallToolResult:
-        "Run `op(index)`; any failure becomes an error result, never a traceback."
+    def _call(self, tool: str, op, model: bool = False, write: bool = False) -> CallToolResult:
+        "Run `op(index)` beside any other call; any failure becomes an error result, never a traceback."
         try:
             self._wait(model)
-            with self._lock:
-                return tool_result(op(self.index))
+            return tool_result(op(self._open(write)))
         except Exception as e:
             if not isinstance(e, MiniragError):
                 log.warning("%s failed: %s", tool, error_message(e), exc_info=setting("MINIRAG_DEBUG"))
@@ -580,7 +600,8 @@ class Tools:
             str | None, Field(description="absolute folder or file inside a root; omit for all roots")
         ] = None,
     ) -> _out(SyncStarted):
-        r = self._call("sync_start", lambda ix: ix.sync_start((path or "").strip() or None, must_be_absolute=True))
+        start = lambda ix: ix.sync_start((path or "").strip() or None, must_be_absolute=True)  # noqa: E731
+        r = self._call("sync_start", start, write=True)
         if not r.is_error:
             self._job_owner[r.structured_content["jobId"]] = _caller.get().name
         return r
@@ -601,7 +622,8 @@ class Tools:
             return tool_error(error_message(e))
 
     def ingest_file(self, filePath: _Path) -> _out(Ingested):
-        return self._call("ingest_file", lambda ix: ix.ingest(filePath, must_be_absolute=True), model=True)
+        ingest = lambda ix: ix.ingest(filePath, must_be_absolute=True)  # noqa: E731
+        return self._call("ingest_file", ingest, model=True, write=True)
 
     def ingest_data(
         self,
@@ -614,14 +636,15 @@ class Tools:
         ] = "markdown",
         title: Annotated[str | None, Field(description="optional title; found in the content if omitted")] = None,
     ) -> _out(Ingested):
-        return self._call("ingest_data", lambda ix: ix.ingest_data(content, format, source, title), model=True)
+        ingest = lambda ix: ix.ingest_data(content, format, source, title)  # noqa: E731
+        return self._call("ingest_data", ingest, model=True, write=True)
 
     def ingest_url(
         self,
         url: Annotated[str, Field(description="an http(s) URL")],
         source: Annotated[str | None, Field(description="optional source id; defaults to the URL")] = None,
     ) -> _out(Ingested):
-        return self._call("ingest_url", lambda ix: ix.ingest_url(url, source), model=True)
+        return self._call("ingest_url", lambda ix: ix.ingest_url(url, source), model=True, write=True)
 
     def query_documents(
         self,
@@ -680,7 +703,7 @@ class Tools:
         return self._call("list_files", lambda ix: ix.list_files(scope, labels, dateFrom, dateTo, sort))
 
     def delete_file(self, filePath: _OptPath = None, source: _Source = None) -> _out(Deleted):
-        return self._call("delete_file", lambda ix: ix.delete(filePath, source, must_be_absolute=True))
+        return self._call("delete_file", lambda ix: ix.delete(filePath, source, must_be_absolute=True), write=True)
 
     def status(self) -> _out(Status):
         "Always answers: a broken configuration or index is reported in the result, not as an error."
