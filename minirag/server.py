@@ -28,11 +28,12 @@ from . import tuning
 
 # %% auto #0
 __all__ = ['INSTRUCTIONS', 'MAX_BUILTIN_INSTRUCTIONS', 'MAX_INSTRUCTIONS', 'TOOL_DESCRIPTIONS', 'TOOL_ANNOTATIONS', 'TOOL_NAMES',
-           'TOOL_RIGHTS', 'log', 'FILE_STATES', 'OUTPUT_MODELS', 'TTY_HINT', 'FRAME_SLACK', 'server_instructions',
-           'error_message', 'tool_result', 'tool_error', 'QueryHit', 'DocumentDate', 'FilterCounts', 'QuerySource',
-           'QueryResult', 'NeighborChunk', 'NeighborsResult', 'DocumentText', 'ListedFile', 'ListedSource', 'FileList',
-           'Ingested', 'SyncStarted', 'SyncProgress', 'SyncState', 'Deleted', 'Status', 'Tools', 'unknown_arguments',
-           'grant_of', 'build_server', 'serve', 'StdioFrames', 'claim_stdio']
+           'TOOL_RIGHTS', 'log', 'FILE_STATES', 'OUTPUT_MODELS', 'TTY_HINT', 'FRAME_SLACK', 'WARM_AFTER_HANDSHAKE',
+           'WARM_AT_LATEST', 'server_instructions', 'error_message', 'tool_result', 'tool_error', 'QueryHit',
+           'DocumentDate', 'FilterCounts', 'QuerySource', 'QueryResult', 'NeighborChunk', 'NeighborsResult',
+           'DocumentText', 'ListedFile', 'ListedSource', 'FileList', 'Ingested', 'SyncStarted', 'SyncProgress',
+           'SyncState', 'Deleted', 'Status', 'Tools', 'unknown_arguments', 'grant_of', 'build_server', 'serve',
+           'StdioFrames', 'warm_soon', 'claim_stdio']
 
 # %% ../nbs/13_server.ipynb #43ad9f5b
 INSTRUCTIONS = (
@@ -755,7 +756,7 @@ _NOBODY = Grant("unauthenticated", ())
 
 
 class _Server(MCPServer):
-    warm_on_list = False  # serve(): start the warm-up once the client has listed the tools
+    warm_on_list = False  # serve(): warm up once the handshake is answered, or at once when the tools are listed
     lock = None  # HTTP: says whether a call must carry a token now (the first `token add` locks a running server)
     tool_params: dict = {}  # tool name -> the argument names its signature takes
 
@@ -931,13 +932,32 @@ class StdioFrames:
         )
         return {"jsonrpc": "2.0", "id": json.loads(m[1]) if m else None, "error": {"code": -32600, "message": msg}}
 
+    answered = None  # called once, after the first frame is written: the handshake's answer is out
+
     def write(self, text: str):
         with self._lock:
             self.wfile.write(text.encode("utf-8"))
             self.wfile.flush()
+            then, self.answered = self.answered, None
+        if then is not None:
+            then()
 
     def flush(self):
         pass  # every write is flushed under the lock
+
+
+# seconds from the handshake's answer to the warm-up: a client that lists the tools at once is answered first (the
+# warm-up's imports hold the GIL), and one that does not still finds the model loaded
+WARM_AFTER_HANDSHAKE = 0.3
+WARM_AT_LATEST = 2.0  # seconds from start: a client that waits before its handshake
+
+
+def warm_soon(tools: Tools, delay: float) -> threading.Timer:
+    "Start `tools`' warm-up in `delay` seconds (nothing if it started already, or a tool call came first)."
+    t = threading.Timer(delay, tools.warm_up)
+    t.daemon = True
+    t.start()
+    return t
 
 
 def claim_stdio() -> tuple:
@@ -957,5 +977,8 @@ async def run_stdio_async(self: _Server):
     from mcp.server.stdio import stdio_server
 
     frames = StdioFrames((self.tools.cfg.max_file_size or DEFAULT_MAX_FILE_SIZE) + FRAME_SLACK, *claim_stdio())
+    if self.warm_on_list:  # warm from the start: a client that never lists the tools gets a warm first query too
+        frames.answered = lambda: warm_soon(self.tools, WARM_AFTER_HANDSHAKE)
+        warm_soon(self.tools, WARM_AT_LATEST)
     async with stdio_server(stdin=anyio.wrap_file(frames), stdout=anyio.wrap_file(frames)) as (read, write):
         await self._lowlevel_server.run(read, write, self._lowlevel_server.create_initialization_options())
