@@ -489,9 +489,8 @@ class Tools:
     ):  # an already loaded `Embedder` (tests), else loaded on first use
         self.cfg, self.embedder = cfg, embedder
         self.idle_close = setting("MINIRAG_IDLE_CLOSE") if idle_close is None else idle_close
-        # first-time imports and the opening of the index, on one thread: after them, calls run side by side (a write
-        # holds DuckDB only for its commit, so a query answers while another call converts and embeds)
-        self._ix, self._lock, self._ready = None, threading.RLock(), set()
+        # first-time imports and opening the index: one thread; then calls run side by side (a write holds DuckDB only
+        self._ix, self._lock, self._ready = None, threading.RLock(), set()  # to commit: queries answer meanwhile)
         self._warm, self._imported, self._warm_lock, self._called = None, threading.Event(), threading.Lock(), False
         self.watcher = None  # a `minirag.watch.Watcher` once `watch()` started one
         self._job_owner = {}  # jobId -> the name of the grant that started it (a scoped caller sees only its own)
@@ -601,8 +600,7 @@ class Tools:
             str | None, Field(description="absolute folder or file inside a root; omit for all roots")
         ] = None,
     ) -> _out(SyncStarted):
-        start = lambda ix: ix.sync_start((path or "").strip() or None, must_be_absolute=True)  # noqa: E731
-        r = self._call("sync_start", start, write=True)
+        r = self._call("sync_start", lambda ix: ix.sync_start((path or "").strip() or None, True), write=True)
         if not r.is_error:
             self._job_owner[r.structured_content["jobId"]] = _caller.get().name
         return r
@@ -623,8 +621,7 @@ class Tools:
             return tool_error(error_message(e))
 
     def ingest_file(self, filePath: _Path) -> _out(Ingested):
-        ingest = lambda ix: ix.ingest(filePath, must_be_absolute=True)  # noqa: E731
-        return self._call("ingest_file", ingest, model=True, write=True)
+        return self._call("ingest_file", lambda ix: ix.ingest(filePath, must_be_absolute=True), True, True)
 
     def ingest_data(
         self,
@@ -637,8 +634,7 @@ class Tools:
         ] = "markdown",
         title: Annotated[str | None, Field(description="optional title; found in the content if omitted")] = None,
     ) -> _out(Ingested):
-        ingest = lambda ix: ix.ingest_data(content, format, source, title)  # noqa: E731
-        return self._call("ingest_data", ingest, model=True, write=True)
+        return self._call("ingest_data", lambda ix: ix.ingest_data(content, format, source, title), True, True)
 
     def ingest_url(
         self,
