@@ -4,7 +4,7 @@
 
 # %% ../nbs/13_server.ipynb #4fb0e305
 from __future__ import annotations
-import importlib, json, logging, os, re, signal, sys, threading, time
+import contextlib, importlib, json, logging, os, re, signal, sys, threading, time
 from contextvars import ContextVar
 from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
@@ -491,6 +491,7 @@ class Tools:
         self.idle_close = setting("MINIRAG_IDLE_CLOSE") if idle_close is None else idle_close
         # first-time imports and opening the index: one thread; then calls run side by side (a write holds DuckDB only
         self._ix, self._lock, self._ready = None, threading.RLock(), set()  # to commit: queries answer meanwhile)
+        self._writing = threading.Lock()  # writes one at a time as before (a lake's commits race); reads never wait
         self._warm, self._imported, self._warm_lock, self._called = None, threading.Event(), threading.Lock(), False
         self.watcher = None  # a `minirag.watch.Watcher` once `watch()` started one
         self._job_owner = {}  # jobId -> the name of the grant that started it (a scoped caller sees only its own)
@@ -557,7 +558,8 @@ class Tools:
         "Run `op(index)` beside any other call; any failure becomes an error result, never a traceback."
         try:
             self._wait(model)
-            return tool_result(op(self._open(write)))
+            with self._writing if write else contextlib.nullcontext():
+                return tool_result(op(self._open(write)))
         except Exception as e:
             if not isinstance(e, MiniragError):
                 log.warning("%s failed: %s", tool, error_message(e), exc_info=setting("MINIRAG_DEBUG"))
