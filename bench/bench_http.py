@@ -5,6 +5,11 @@ Streamable HTTP session with a read token; the writer (a write token) ingests da
 every other one, for as long as the queries run. Prints errors (must be 0), query latency p50/p95/max, the
 writer's operations, the server's resident memory (after warm-up, peak, at the end), and checks the index
 afterwards: every item the writer kept is there once, every item it deleted is gone, no chunk is duplicated.
+
+`--scenario ingest` (one `ingest_data` of `--ingest-kb`, 4 MB by default) or `--scenario sync` (a sync of
+`--sync-files` new files, 300 by default) measures instead what one long write costs the readers: the clients first
+send `--queries` queries with no writer (idle, the first round of each client not counted), then query for as long
+as the write runs; it prints both p95s and their ratio (the goal: within 3×).
 """
 
 import argparse, json, os, shutil, socket, statistics, subprocess, sys, tempfile, threading, time
@@ -55,6 +60,73 @@ def corpus(docs: Path, n: int):
             f"# Note {i}\n\n## Pumps\n\nPump P-{i} needs maintenance every {100 + i} hours; "
             f"order part K-{i * 7} from the warehouse.\n\n## Budget\n\nThe budget line B-{i} covers {i * 13} euros.\n"
         )
+
+
+def long_note(kb: int) -> str:
+    "About `kb` kB of Markdown: sections of words the corpus does not hold, so every chunk is embedded."
+    words = "turbine gasket ledger voucher sprocket quarry lantern harbour meadow orchard".split()
+    parts, i = ["# Long note\n"], 0
+    while sum(map(len, parts)) < kb * 1024:
+        parts.append(f"## Part {i}\n\n" + " ".join(f"{words[(i * 7 + j) % 10]}{i * 31 + j}" for j in range(80)))
+        i += 1
+    return "\n\n".join(parts)
+
+
+def p95(xs) -> float:
+    ms = sorted(x * 1000 for x in xs)
+    return round(ms[int(0.95 * (len(ms) - 1))], 1) if ms else float("nan")
+
+
+async def querying(client, clients: int, until, lat: list, errors: list, warm: bool = False):
+    "`clients` reader sessions, each querying until `until()` is true (if `warm`, each one's first answer not timed)."
+
+    async def one(k):
+        async with client("reader") as c:
+            i = 0
+            while not until():
+                t0 = time.perf_counter()
+                try:
+                    r = await c.call_tool("query_documents", {"query": QUERIES[(k + i) % len(QUERIES)], "topK": 5})
+                    if r.is_error:
+                        errors.append(r.content[0].text)
+                except Exception as e:
+                    errors.append(f"{type(e).__name__}: {e}")
+                if i or not warm:
+                    lat.append(time.perf_counter() - t0)
+                i += 1
+
+    async with anyio.create_task_group() as tg:
+        for k in range(clients):
+            tg.start_soon(one, k)
+
+
+async def during_write(a, client, docs: Path, lat: list, errors: list, kept: set) -> dict:
+    "Idle p95, then p95 while one long write runs (an `ingest_data` or a sync of new files); `lat` gets the latter."
+    idle, state = [], {}
+    await querying(client, a.clients, lambda: len(idle) >= a.queries, idle, errors, warm=True)
+
+    async def write():
+        async with client("writer") as c:
+            t0 = time.perf_counter()
+            if a.scenario == "ingest":
+                r = await c.call_tool("ingest_data", {"content": long_note(a.ingest_kb), "source": "load/long"})
+                kept.add("load/long")
+            else:
+                for i in range(a.sync_files):
+                    (docs / "batch" / f"file-{i:04}.md").parent.mkdir(exist_ok=True)
+                    (docs / "batch" / f"file-{i:04}.md").write_text(long_note(2).replace("Long note", f"File {i}"))
+                r = await c.call_tool("sync_start", {})
+                while not r.is_error and r.structured_content.get("state", "running") == "running":
+                    await anyio.sleep(0.5)
+                    r = await c.call_tool("sync_status", {"jobId": r.structured_content["jobId"]})
+            if r.is_error:
+                errors.append(f"{a.scenario}: " + r.content[0].text)
+            state["write_s"] = round(time.perf_counter() - t0, 1)
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(write)
+        await querying(client, a.clients, lambda: "write_s" in state, lat, errors)
+    return dict(idle_p95_ms=p95(idle), during_p95_ms=p95(lat), p95_ratio=round(p95(lat) / p95(idle), 2), **state)
 
 
 async def main(a):
@@ -148,11 +220,14 @@ async def main(a):
                 writes[0] += 3 if i % 2 else 2
                 i += 1
 
-    t0 = time.perf_counter()
-    async with anyio.create_task_group() as tg:
-        for k in range(a.clients):
-            tg.start_soon(query_client, k)
-        tg.start_soon(writer)
+    t0, extra = time.perf_counter(), {}
+    if a.scenario == "mixed":
+        async with anyio.create_task_group() as tg:
+            for k in range(a.clients):
+                tg.start_soon(query_client, k)
+            tg.start_soon(writer)
+    else:
+        extra = await during_write(a, client, docs, lat, errors, kept)
     wall = time.perf_counter() - t0
     stop.set()
     async with client("writer") as c:
@@ -196,6 +271,7 @@ async def main(a):
         rss_mb_after_warmup=round(after_warm[0], 1),
         rss_mb_peak=round(max(after_warm), 1),
         rss_mb_end=round(after_warm[-1], 1),
+        **extra,
     )
     print(json.dumps(out, indent=2))
     for e in errors[:5]:
@@ -211,4 +287,7 @@ if __name__ == "__main__":
     ap.add_argument("--clients", type=int, default=50)
     ap.add_argument("--queries", type=int, default=2000)
     ap.add_argument("--notes", type=int, default=200, help="generated notes next to the samples")
+    ap.add_argument("--scenario", choices=["mixed", "ingest", "sync"], default="mixed", help="see above")
+    ap.add_argument("--ingest-kb", type=int, default=4096, help="size of the long ingest_data (--scenario ingest)")
+    ap.add_argument("--sync-files", type=int, default=300, help="new files the sync reads (--scenario sync)")
     sys.exit(anyio.run(main, ap.parse_args()))

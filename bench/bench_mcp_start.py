@@ -7,8 +7,9 @@ inflate.
 
 Then, over an index (the bundled sample documents ingested with the packaged model, or `--base-dir`/`--db-path` of an
 existing one), it times `query_documents` in fresh servers: the first query sent right after tools/list (it meets
-the background warm-up while it runs), the first query sent `--wait` seconds after tools/list (after the warm-up), and
-a warm query (the next one in the same server). Medians over N runs; the machine is shared, so compare medians.
+the background warm-up while it runs), the first query sent `--wait` seconds after tools/list (after the warm-up), the
+first query sent `--wait` seconds after the handshake by a client that never lists the tools, and a warm query (the
+next one in the same server). Medians over N runs; the machine is shared, so compare medians.
 
     python bench/bench_mcp_start.py [N] [--wait 5] [--base-dir DIR --db-path DIR] [--skip-start]
 """
@@ -75,8 +76,9 @@ def once(modern: bool, env: dict) -> tuple[float, float]:
     return dt, ru.ru_utime + ru.ru_stime
 
 
-def query_run(env: dict, wait: float, i: int, paused: bool = False) -> dict:
-    "One fresh server: tools/list, optional wait, two queries (if `paused`, one more after a `wait`); seconds each."
+def query_run(env: dict, wait: float, i: int, paused: bool = False, listed: bool = True) -> dict:
+    """One fresh server: the handshake and tools/list (only the handshake if not `listed`), optional wait, two queries
+    (if `paused`, one more after a `wait`); seconds each."""
     t0 = time.perf_counter()
     p = subprocess.Popen([CMD], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env=env)
 
@@ -101,9 +103,9 @@ def query_run(env: dict, wait: float, i: int, paused: bool = False) -> dict:
         assert not msg["result"].get("isError"), msg
         return dt
 
-    p.stdin.write("".join(json.dumps(f) + "\n" for f in frames(True)).encode())
+    p.stdin.write("".join(json.dumps(f) + "\n" for f in frames(True)[: None if listed else 1]).encode())
     p.stdin.flush()
-    _answer(p, 1)
+    _answer(p, 1 if listed else 0)
     listed = time.perf_counter() - t0
     if wait:
         time.sleep(wait)
@@ -198,6 +200,8 @@ if __name__ == "__main__":
             f"(launch → tools/list {ms([r['listed'] for r in now])})"
         )
         print(f"first query {a.wait:g} s after tools/list: {ms([r['first'] for r in later])}")
+        unlisted = [query_run(env, a.wait, i, listed=False) for i in range(n)]
+        print(f"first query {a.wait:g} s after the handshake, tools never listed: {ms([r['first'] for r in unlisted])}")
         warm = [r["warm"] for r in now + later]
         print(f"warm query (the next one):          {ms(warm)}")
         print(
@@ -206,7 +210,8 @@ if __name__ == "__main__":
         )
         first_later = statistics.median([r["first"] for r in later])
         print(
-            f"first-after-wait / warm = {first_later / statistics.median(warm):.2f} (target ≤ 1.5); "
+            f"first-after-wait / warm = {first_later / statistics.median(warm):.2f} (target ≤ 1.5); never listed / "
+            f"warm = {statistics.median([r['first'] for r in unlisted]) / statistics.median(warm):.2f}; "
             f"first-after-wait / same pause later = {first_later / statistics.median([r['paused'] for r in later]):.2f}"
         )
         print(

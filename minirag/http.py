@@ -16,7 +16,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from .access import TOKEN_PREFIX, Grant, ScopeError, TokenStore, grant_scopes, token_file
 from .config import Config, MiniragError, installed_version, load_config, setting
-from .server import TOOL_RIGHTS, build_server, error_message, grant_of
+from .server import TOOL_RIGHTS, WARM_AT_LATEST, build_server, error_message, grant_of, warm_soon
 from . import tuning
 
 # %% auto #0
@@ -485,6 +485,8 @@ def serve_http(
     verifier.always = afar  # reachable by others: locked for good, whatever happens to the token file
     srv = build_server(env, auth=auth, token_verifier=verifier, **overrides)
     srv.warm_on_list = setting("MINIRAG_WARM_UP")
+    if srv.warm_on_list:  # warm from the start, after uvicorn's own imports: a client need not list the tools first
+        warm_soon(srv.tools, WARM_AT_LATEST)
     if watch or setting("MINIRAG_WATCH"):
         srv.tools.watch()
     app = http_app(srv, host, port, url)

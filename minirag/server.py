@@ -4,7 +4,7 @@
 
 # %% ../nbs/13_server.ipynb #4fb0e305
 from __future__ import annotations
-import json, logging, os, re, signal, sys, threading, time
+import contextlib, importlib, json, logging, os, re, signal, sys, threading, time
 from contextvars import ContextVar
 from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,11 +28,12 @@ from . import tuning
 
 # %% auto #0
 __all__ = ['INSTRUCTIONS', 'MAX_BUILTIN_INSTRUCTIONS', 'MAX_INSTRUCTIONS', 'TOOL_DESCRIPTIONS', 'TOOL_ANNOTATIONS', 'TOOL_NAMES',
-           'TOOL_RIGHTS', 'log', 'FILE_STATES', 'OUTPUT_MODELS', 'TTY_HINT', 'FRAME_SLACK', 'server_instructions',
-           'error_message', 'tool_result', 'tool_error', 'QueryHit', 'DocumentDate', 'FilterCounts', 'QuerySource',
-           'QueryResult', 'NeighborChunk', 'NeighborsResult', 'DocumentText', 'ListedFile', 'ListedSource', 'FileList',
-           'Ingested', 'SyncStarted', 'SyncProgress', 'SyncState', 'Deleted', 'Status', 'Tools', 'unknown_arguments',
-           'grant_of', 'build_server', 'serve', 'StdioFrames', 'claim_stdio']
+           'TOOL_RIGHTS', 'log', 'FILE_STATES', 'OUTPUT_MODELS', 'TTY_HINT', 'FRAME_SLACK', 'WARM_AFTER_HANDSHAKE',
+           'WARM_AT_LATEST', 'server_instructions', 'error_message', 'tool_result', 'tool_error', 'QueryHit',
+           'DocumentDate', 'FilterCounts', 'QuerySource', 'QueryResult', 'NeighborChunk', 'NeighborsResult',
+           'DocumentText', 'ListedFile', 'ListedSource', 'FileList', 'Ingested', 'SyncStarted', 'SyncProgress',
+           'SyncState', 'Deleted', 'Status', 'Tools', 'unknown_arguments', 'grant_of', 'build_server', 'serve',
+           'StdioFrames', 'warm_soon', 'claim_stdio']
 
 # %% ../nbs/13_server.ipynb #43ad9f5b
 INSTRUCTIONS = (
@@ -474,6 +475,8 @@ def _out(model):
 
 
 _caller: ContextVar[Grant] = ContextVar("minirag_caller", default=Grant("local"))  # set per call by `_Server`
+# what a write imports on its first call, beyond `preload`: imported before it runs, never beside another call's imports
+_WRITE_IMPORTS = ("minirag.jobs", "minirag.urlguard", "minirag.formats.convert")
 
 
 class Tools:
@@ -487,7 +490,9 @@ class Tools:
     ):  # an already loaded `Embedder` (tests), else loaded on first use
         self.cfg, self.embedder = cfg, embedder
         self.idle_close = setting("MINIRAG_IDLE_CLOSE") if idle_close is None else idle_close
-        self._ix, self._lock = None, threading.Lock()
+        # first-time imports and opening the index: one thread; then calls run side by side (a write holds DuckDB only
+        self._ix, self._lock, self._ready = None, threading.RLock(), set()  # to commit: queries answer meanwhile)
+        self._writing = threading.Lock()  # writes one at a time as before (a lake's commits race); reads never wait
         self._warm, self._imported, self._warm_lock, self._called = None, threading.Event(), threading.Lock(), False
         self.watcher = None  # a `minirag.watch.Watcher` once `watch()` started one
         self._job_owner = {}  # jobId -> the name of the grant that started it (a scoped caller sees only its own)
@@ -498,10 +503,27 @@ class Tools:
     def index(self):
         "The `Index`, opened on first use (imports DuckDB then, not at server start)."
         if self._ix is None:
-            from minirag.api import Index
+            with self._lock:  # one `Index` however many calls come first
+                if self._ix is None:
+                    from minirag.api import Index
 
-            self._ix = Index(self.cfg, self.idle_close, self.embedder)
+                    self._ix = Index(self.cfg, self.idle_close, self.embedder)
         return self._ix
+
+    def _open(self, write: bool = False):
+        "The index, after the first-time imports a read (or a write) needs: done once, one thread at a time."
+        need = "write" if write else "read"
+        if need not in self._ready:
+            with self._lock:
+                if need not in self._ready:
+                    from minirag.embed import preload
+
+                    preload(query_only=not write, model_name=self.cfg.model_name)
+                    for m in _WRITE_IMPORTS if write else ():
+                        importlib.import_module(m)
+                    self.index  # opens it: imports minirag.api
+                    self._ready.add(need)
+        return self.index
 
     def close(self):
         if self.watcher is not None:
@@ -533,12 +555,12 @@ class Tools:
             w.join()  # the call does the steps left itself: never slower than without a warm-up
         self._imported.wait()
 
-    def _call(self, tool: str, op, model: bool = False) -> CallToolResult:
-        "Run `op(index)`; any failure becomes an error result, never a traceback."
+    def _call(self, tool: str, op, model: bool = False, write: bool = False) -> CallToolResult:
+        "Run `op(index)` beside any other call; any failure becomes an error result, never a traceback."
         try:
             self._wait(model)
-            with self._lock:
-                return tool_result(op(self.index))
+            with self._writing if write else contextlib.nullcontext():
+                return tool_result(op(self._open(write)))
         except Exception as e:
             if not isinstance(e, MiniragError):
                 log.warning("%s failed: %s", tool, error_message(e), exc_info=setting("MINIRAG_DEBUG"))
@@ -581,7 +603,7 @@ class Tools:
             str | None, Field(description="absolute folder or file inside a root; omit for all roots")
         ] = None,
     ) -> _out(SyncStarted):
-        r = self._call("sync_start", lambda ix: ix.sync_start((path or "").strip() or None, must_be_absolute=True))
+        r = self._call("sync_start", lambda ix: ix.sync_start((path or "").strip() or None, True), write=True)
         if not r.is_error:
             self._job_owner[r.structured_content["jobId"]] = _caller.get().name
         return r
@@ -602,7 +624,7 @@ class Tools:
             return tool_error(error_message(e))
 
     def ingest_file(self, filePath: _Path) -> _out(Ingested):
-        return self._call("ingest_file", lambda ix: ix.ingest(filePath, must_be_absolute=True), model=True)
+        return self._call("ingest_file", lambda ix: ix.ingest(filePath, must_be_absolute=True), True, True)
 
     def ingest_data(
         self,
@@ -615,14 +637,14 @@ class Tools:
         ] = "markdown",
         title: Annotated[str | None, Field(description="optional title; found in the content if omitted")] = None,
     ) -> _out(Ingested):
-        return self._call("ingest_data", lambda ix: ix.ingest_data(content, format, source, title), model=True)
+        return self._call("ingest_data", lambda ix: ix.ingest_data(content, format, source, title), True, True)
 
     def ingest_url(
         self,
         url: Annotated[str, Field(description="an http(s) URL")],
         source: Annotated[str | None, Field(description="optional source id; defaults to the URL")] = None,
     ) -> _out(Ingested):
-        return self._call("ingest_url", lambda ix: ix.ingest_url(url, source), model=True)
+        return self._call("ingest_url", lambda ix: ix.ingest_url(url, source), model=True, write=True)
 
     def query_documents(
         self,
@@ -681,7 +703,7 @@ class Tools:
         return self._call("list_files", lambda ix: ix.list_files(scope, labels, dateFrom, dateTo, sort))
 
     def delete_file(self, filePath: _OptPath = None, source: _Source = None) -> _out(Deleted):
-        return self._call("delete_file", lambda ix: ix.delete(filePath, source, must_be_absolute=True))
+        return self._call("delete_file", lambda ix: ix.delete(filePath, source, must_be_absolute=True), write=True)
 
     def status(self) -> _out(Status):
         "Always answers: a broken configuration or index is reported in the result, not as an error."
@@ -733,7 +755,7 @@ _NOBODY = Grant("unauthenticated", ())
 
 
 class _Server(MCPServer):
-    warm_on_list = False  # serve(): start the warm-up once the client has listed the tools
+    warm_on_list = False  # serve(): warm up once the handshake is answered, or at once when the tools are listed
     lock = None  # HTTP: says whether a call must carry a token now (the first `token add` locks a running server)
     tool_params: dict = {}  # tool name -> the argument names its signature takes
 
@@ -909,13 +931,32 @@ class StdioFrames:
         )
         return {"jsonrpc": "2.0", "id": json.loads(m[1]) if m else None, "error": {"code": -32600, "message": msg}}
 
+    answered = None  # called once, after the first frame is written: the handshake's answer is out
+
     def write(self, text: str):
         with self._lock:
             self.wfile.write(text.encode("utf-8"))
             self.wfile.flush()
+            then, self.answered = self.answered, None
+        if then is not None:
+            then()
 
     def flush(self):
         pass  # every write is flushed under the lock
+
+
+# seconds from the handshake's answer to the warm-up: a client that lists the tools at once is answered first (the
+# warm-up's imports hold the GIL), and one that does not still finds the model loaded
+WARM_AFTER_HANDSHAKE = 0.3
+WARM_AT_LATEST = 2.0  # seconds from start: a client that waits before its handshake
+
+
+def warm_soon(tools: Tools, delay: float) -> threading.Timer:
+    "Start `tools`' warm-up in `delay` seconds (nothing if it started already, or a tool call came first)."
+    t = threading.Timer(delay, tools.warm_up)
+    t.daemon = True
+    t.start()
+    return t
 
 
 def claim_stdio() -> tuple:
@@ -935,5 +976,8 @@ async def run_stdio_async(self: _Server):
     from mcp.server.stdio import stdio_server
 
     frames = StdioFrames((self.tools.cfg.max_file_size or DEFAULT_MAX_FILE_SIZE) + FRAME_SLACK, *claim_stdio())
+    if self.warm_on_list:  # warm from the start: a client that never lists the tools gets a warm first query too
+        frames.answered = lambda: warm_soon(self.tools, WARM_AFTER_HANDSHAKE)
+        warm_soon(self.tools, WARM_AT_LATEST)
     async with stdio_server(stdin=anyio.wrap_file(frames), stdout=anyio.wrap_file(frames)) as (read, write):
         await self._lowlevel_server.run(read, write, self._lowlevel_server.create_initialization_options())

@@ -282,3 +282,55 @@ def test_a_pdf_of_thousands_of_blank_pages_ocrs_its_first_pages(docs, model_dir,
     report, secs, peak = sync(env_for(docs, model_dir, RAG_OCR_MAX_PAGES="3"), deadline=120)
     why = failure(report, "blank.pdf")
     assert "RAG_OCR_MAX_PAGES" in why and "1,997 more pages" in why, why
+
+
+ODS_NS = (
+    'xmlns:office="urn:oasis:names:tc:opendocument:xmlns:office:1.0" '
+    'xmlns:table="urn:oasis:names:tc:opendocument:xmlns:table:1.0" '
+    'xmlns:text="urn:oasis:names:tc:opendocument:xmlns:text:1.0"'
+)
+
+
+def test_an_ods_read_by_its_xml_is_read_to_its_bound(docs, model_dir):
+    "An .ods calamine refuses (here: no manifest) is read by its XML; its repeats spell out a million cells."
+    cell = '<table:table-cell table:number-columns-repeated="1000"><text:p>LX-{}</text:p></table:table-cell>'
+    rows = "".join(
+        f'<table:table-row table:number-rows-repeated="999">{cell.format(i)}</table:table-row>' for i in range(3)
+    )
+    body = (
+        f'<?xml version="1.0"?><office:document-content {ODS_NS}><office:body><office:spreadsheet>'
+        f'<table:table table:name="Big">{rows}</table:table>'
+        "</office:spreadsheet></office:body></office:document-content>"
+    )
+    path = write_zip(
+        docs / "cells.ods",
+        [("mimetype", "application/vnd.oasis.opendocument.spreadsheet"), ("content.xml", packed([body.encode()]))],
+    )
+    assert path.stat().st_size < 2_000
+    report, secs, peak = sync(env_for(docs, model_dir, MAX_SHEET_CELLS="5000"), deadline=120)
+    assert report["ingested"] == 2, report
+    said = " ".join(w for w in report["warnings"] if "cells.ods" in w)
+    assert "only the first 5,000 cells" in said and "MAX_SHEET_CELLS" in said, report
+
+
+def png(path: Path, width: int, height: int) -> Path:
+    "A grey PNG of `width` × `height` zero pixels: a few hundred kB that decode to width × height bytes."
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    c, row, idat = zlib.compressobj(9), bytes(width + 1), []
+    for _ in range(height):
+        idat.append(c.compress(row))
+    idat.append(c.flush())
+    head = struct.pack(">IIBBBBB", width, height, 8, 0, 0, 0, 0)
+    path.write_bytes(b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", head) + chunk(b"IDAT", b"".join(idat)) + chunk(b"IEND", b""))
+    return path
+
+
+def test_a_png_bomb_is_refused_from_its_header(docs, model_dir, ocr):
+    "144 million pixels: under PIL's own refusal (179 million), so it used to be decoded and OCRed whole."
+    assert png(docs / "bomb.png", 12_000, 12_000).stat().st_size < 1_000_000
+    report, secs, peak = sync(env_for(docs, model_dir), deadline=120)
+    why = failure(report, "bomb.png")
+    assert "12,000 × 12,000 pixels" in why and "scale it down" in why, why
+    assert peak < PEAK_LIMIT_MB, f"peak {peak:.0f} MB"

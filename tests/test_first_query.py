@@ -110,3 +110,55 @@ def test_worker_threads_import_nothing_heavy(root, model_dir):
     _docs(root)
     assert _imports_in_threads(root, model_dir, "sync", "--json") == []
     assert _imports_in_threads(root, model_dir, "query", "overpayment refund", "--top-k", "1", "--json") == []
+
+
+def _send(p, frame: dict):
+    p.stdin.write((json.dumps(frame) + "\n").encode())
+    p.stdin.flush()
+
+
+def _answer(p, want_id: int) -> dict:
+    while True:
+        line = p.stdout.readline()
+        assert line, "the server exited before answering"
+        msg = json.loads(line)
+        if msg.get("id") == want_id:
+            return msg
+
+
+def test_a_client_that_never_lists_the_tools_gets_a_warm_server(root, model_dir):
+    "Issue 47 item 5: the warm-up starts after the handshake's answer; it used to wait for a `tools/list`."
+    import threading, time
+
+    _docs(root)
+    env = {**_env(root, model_dir), "MINIRAG_DEBUG": "1"}
+    ingest = [sys.executable, "-m", "minirag.cli", "ingest", str(root)]
+    assert subprocess.run(ingest, env=env, capture_output=True, timeout=300).returncode == 0
+    cmd = str(Path(sys.executable).parent / "minirag-mcp")
+    p = subprocess.Popen([cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
+    log, warmed = [], threading.Event()
+
+    def read_log():
+        for line in p.stderr:
+            log.append(line.decode("utf-8", "replace"))
+            if "warm-up done" in log[-1]:
+                warmed.set()
+
+    threading.Thread(target=read_log, daemon=True).start()
+    try:
+        hello = {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}
+        _send(p, {"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": hello})
+        assert "result" in _answer(p, 0)
+        _send(p, {"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert warmed.wait(timeout=240), "".join(log)  # no tools/list, no call: the server warms up on its own
+        done = [line for line in log if "warm-up done" in line][0]
+        assert all(step in done for step in ("'model'", "'inference'", "'index'")), done
+        call = {"name": "query_documents", "arguments": {"query": "overpayment refund", "topK": 1}}
+        t0 = time.perf_counter()
+        _send(p, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
+        r = _answer(p, 1)["result"]
+        assert r["structuredContent"]["results"][0]["source"] == str(root / "refunds.md"), r
+        assert time.perf_counter() - t0 < 30, "".join(log)
+    finally:
+        p.stdin.close()
+        p.wait(timeout=60)

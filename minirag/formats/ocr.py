@@ -4,7 +4,7 @@
 
 # %% ../../nbs/09_ocr.ipynb #2e24f756
 from __future__ import annotations
-import hashlib, importlib.util, io, os, re, shutil, subprocess, threading
+import hashlib, importlib.util, io, math, os, re, shutil, subprocess, threading
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -14,7 +14,7 @@ from ..config import OCR_LANG_IDS  # noqa: F401 -- callers read the ids here too
 from ..tuning import tesseract_env
 
 # %% auto #0
-__all__ = ['IMAGE_EXTS', 'INSTALL_HINT', 'TESSERACT_HINT', 'MAX_OCR_PIXELS', 'ocr_available', 'ocr_status',
+__all__ = ['IMAGE_EXTS', 'INSTALL_HINT', 'TESSERACT_HINT', 'MAX_OCR_PIXELS', 'MAX_IMAGE_PIXELS', 'ocr_available', 'ocr_status',
            'rapidocr_model_files', 'OcrText', 'render_page', 'ocr_pdf', 'ocr_image']
 
 # %% ../../nbs/09_ocr.ipynb #46c4e824
@@ -356,6 +356,21 @@ def _flatten(frame):
     return frame.convert("RGB")
 
 
+MAX_IMAGE_PIXELS = 4 * MAX_OCR_PIXELS  # one image frame decoded for OCR: a 600 dpi A3 scan is 70 million pixels
+
+
+def _decoded(frame, name: str, n: int):
+    "(the flattened frame, the factor it was shrunk by): sized from its header first, so a bomb is never decoded."
+    w, h = frame.size
+    if w * h > MAX_IMAGE_PIXELS:
+        raise MiniragError(
+            f"cannot read image {name} for OCR: frame {n} is {w:,} × {h:,} pixels, over the {MAX_IMAGE_PIXELS:,} OCR "
+            "decodes (a decompression bomb, or a scan far finer than text needs); scale it down to index it"
+        )
+    img, factor = _flatten(frame), math.ceil((w * h / MAX_OCR_PIXELS) ** 0.5)
+    return (img.reduce(factor), factor) if factor > 1 else (img, 1)
+
+
 def ocr_image(
     path: Path,  # a local image: one of IMAGE_EXTS
     lang: str | None = None,  # RAG_OCR_LANG; None = the default (auto)
@@ -373,7 +388,8 @@ def ocr_image(
         with Image.open(path) as im:
             dpi = round(float((im.info.get("dpi") or (0,))[0])) or 300
             for n, frame in enumerate(ImageSequence.Iterator(im), 1):
-                texts.append((n, _recognise(_flatten(frame), engine, cache_dir, dpi if dpi >= 70 else 300)))
+                img, scaled = _decoded(frame, path.name, n)
+                texts.append((n, _recognise(img, engine, cache_dir, max(70, (dpi if dpi >= 70 else 300) // scaled))))
     except (OSError, Image.DecompressionBombError, SyntaxError) as e:
         raise MiniragError(f"cannot read image {path.name} for OCR: {e}") from None
     return OcrText(_pages_text(texts, len(texts) == 1), engine, [n for n, _ in texts])

@@ -241,11 +241,16 @@ class _OdfText:
         return lines
 
     def table(self, el) -> str:
-        rows = []
+        return markdown_table(list(self.table_rows(el)))
+
+    def table_rows(self, el, limit: int = 10**9):  # cells one row may hold: a longer row is cut there
+        "The rows of a table, repeats spelled out (a repeat of 1000 or more is a filler: once)."
         for row in el.iter(_q("table:table-row")):
             rep = min(int(row.get(_q("table:number-rows-repeated"), "1") or 1), 1000)
             cells = []
             for c in row:
+                if len(cells) >= limit:
+                    break
                 if c.tag not in (_q("table:table-cell"), _q("table:covered-table-cell")):
                     continue
                 n = min(int(c.get(_q("table:number-columns-repeated"), "1") or 1), 1000)
@@ -253,9 +258,8 @@ class _OdfText:
                 cells += [cell_text(t)] * (n if t else 1) if t else [""] * n
             while cells and not cells[-1]:
                 cells.pop()
-            if cells:
-                rows += [cells] * (rep if rep < 1000 else 1)
-        return markdown_table(rows)
+            for _ in range(rep if rep < 1000 else 1) if cells else ():
+                yield cells
 
 # %% ../../nbs/02f_opendocument.ipynb #7d2dd774
 def odt_to_markdown(path: Path) -> tuple[str, str | None]:
@@ -327,7 +331,7 @@ def workbook_to_markdown(
         ) from None
     except Exception as e:
         if ext == ".ods":
-            return ods_tables(path), []  # its content.xml was bounded by open_odf
+            return ods_tables(path, max_cells)  # its content.xml was bounded by open_odf
         raise MiniragError(f"{path}: could not read the {ext} workbook ({type(e).__name__}: {str(e)[:160]})") from None
     out, budget = [], CellBudget(max_cells)
     try:
@@ -345,16 +349,19 @@ def workbook_to_markdown(
     return "\n\n".join(out), budget.warnings()
 
 
-def ods_tables(path: Path) -> str:
-    "An .ods read by its XML, sheet by sheet: what calamine refuses (KSpread writes whitespace between cells)."
+def ods_tables(
+    path: Path,
+    max_cells: int = DEFAULT_MAX_SHEET_CELLS,  # MAX_SHEET_CELLS, as calamine's reading of a workbook
+) -> tuple[str, list[str]]:
+    "An .ods read by its XML, sheet by sheet, and its warnings: what calamine refuses (KSpread spaces its cells)."
     with open_odf(path, ".ods") as z:
         content = _xml(z, "content.xml", path)
-        conv = _OdfText({})
-        out = []
-        for t in content.iter(_q("table:table")) if content is not None else ():
-            if table := conv.table(t):
-                out.append(f"## {t.get(_q('table:name')) or 'Sheet'}\n\n{table}")
-        return "\n\n".join(out)
+    conv, out, budget = _OdfText({}), [], CellBudget(max_cells)
+    for t in content.iter(_q("table:table")) if content is not None else ():
+        name = t.get(_q("table:name")) or "Sheet"
+        if table := markdown_table(list(budget.rows(name, conv.table_rows(t, budget.left + 1)))):
+            out.append(f"## {name}\n\n{table}")
+    return "\n\n".join(out), budget.warnings()
 
 # %% ../../nbs/02f_opendocument.ipynb #3dfa66bd
 def odf_ext(path: Path) -> str | None:
