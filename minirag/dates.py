@@ -188,8 +188,8 @@ DATE_SOURCES = ("document", "name", "file")
 class DocDate:
     "A document's date (ISO `YYYY-MM-DD`) and where it was found."
 
-    value: str
-    source: str  # one of DATE_SOURCES
+    value: str  # YYYY-MM-DD
+    source: str  # document (its header), name (its file name) or file (the file's time)
 
 
 def document_date(text: str, name: str = "", mtime: float | None = None) -> DocDate | None:

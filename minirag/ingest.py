@@ -23,13 +23,13 @@ from .tables import SourceRecord, input_key
 from .engine import Engine
 from .facets import date_record, label_records
 from .pauses import pause, pause_wanted, pause_in_transaction
-from .results import Fields
+from .results import Fields, Ingested
 from .formats import convert as formats
 
 # %% auto #0
 __all__ = ['MAX_TITLE_CHARS', 'DATA_FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS', 'EMBED_BATCH_FILES',
            'LOOKUP_REBUILD_FILES', 'EMBED_SLICE', 'EMBED_SLICE_MIN', 'SLICE_SECONDS', 'prepare_chunks', 'FileItem',
-           'TextItem', 'Prepared', 'Ingested', 'IngestReport', 'file_hash', 'within_time', 'prepare', 'check_source_id',
+           'TextItem', 'Prepared', 'IngestReport', 'file_hash', 'within_time', 'prepare', 'check_source_id',
            'content_to_markdown', 'FatalError', 'short_error', 'failure_context', 'model_ready', 'Pipeline',
            'ingest_file', 'ingest_data', 'ingest_url', 'ingest_items']
 
@@ -91,18 +91,6 @@ class Prepared:
     rows: list[dict]
     notes: list[str] = field(default_factory=list)  # what conversion said: library warnings, skipped pages
     url: str | None = None
-
-
-@dataclass
-class Ingested(Fields):
-    "One source written to the index."
-
-    source: str
-    title: str
-    chunk_count: int
-    category: str
-    ocr_engine: str | None = None  # files only ("" when no OCR ran)
-    url: str | None = None  # fetched pages only
 
 
 @dataclass
