@@ -16,6 +16,7 @@ from fastcore.basics import patch
 from minirag.config import (
     Config,
     DEFAULT_MAX_FILE_SIZE,
+    log,
     MiniragError,
     MAX_TOP_K,
     load_config,
@@ -30,7 +31,7 @@ from . import tuning
 
 # %% auto #0
 __all__ = ['INSTRUCTIONS', 'MAX_BUILTIN_INSTRUCTIONS', 'MAX_INSTRUCTIONS', 'TOOL_DESCRIPTIONS', 'TOOL_ANNOTATIONS', 'TOOL_NAMES',
-           'TOOL_RIGHTS', 'log', 'OUTPUT_TYPES', 'TTY_HINT', 'FRAME_SLACK', 'server_instructions', 'error_message',
+           'TOOL_RIGHTS', 'OUTPUT_TYPES', 'TTY_HINT', 'FRAME_SLACK', 'server_instructions', 'error_message',
            'tool_result', 'tool_error', 'Tools', 'unknown_arguments', 'grant_of', 'build_server', 'serve',
            'StdioFrames', 'claim_stdio']
 
@@ -193,9 +194,6 @@ TOOL_NAMES = (
 TOOL_RIGHTS = {name: "read" if a.read_only_hint else "write" for name, a in TOOL_ANNOTATIONS.items()}
 
 # %% ../nbs/13_server.ipynb #021479a3
-log = logging.getLogger("minirag.server")
-
-
 def error_message(e: BaseException) -> str:
     "One line for a tool error result: what went wrong and how to fix it."
     if isinstance(e, MiniragError):
