@@ -1125,6 +1125,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'minirag.tuning.holds_vectors': ('tuning.html#holds_vectors', 'minirag/tuning.py'),
                                 'minirag.tuning.import_order': ('tuning.html#import_order', 'minirag/tuning.py'),
                                 'minirag.tuning.limit_memory': ('tuning.html#limit_memory', 'minirag/tuning.py'),
+                                'minirag.tuning.memory_cap': ('tuning.html#memory_cap', 'minirag/tuning.py'),
                                 'minirag.tuning.memory_overridden': ('tuning.html#memory_overridden', 'minirag/tuning.py'),
                                 'minirag.tuning.profile': ('tuning.html#profile', 'minirag/tuning.py'),
                                 'minirag.tuning.roomy_memory': ('tuning.html#roomy_memory', 'minirag/tuning.py'),

@@ -38,13 +38,10 @@ class HeldPostings:
     def _read(self, con, vm, from_id: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(term code in `self.term`, row, tf) of the live postings (of chunks from `from_id` on), streamed under a
         small DuckDB cap."""
-        limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-        con.execute(
-            f"SET memory_limit = '{load_cap(con)}'"
-        )  # one pass over the table: do not leave it cached (+230 MB RSS at 100k chunks)
         codes, rows, tfs = [], [], []
         held = vm.posting_delta if from_id is not None else None  # on a lake: the postings its changes brought
-        try:
+        # one pass over the table: do not leave it cached (+230 MB RSS at 100k chunks)
+        with tuning.memory_cap(con, load_cap(con)):
             batches = (
                 [b for t in held for b in t.combine_chunks().to_batches()]
                 if held is not None
@@ -58,8 +55,6 @@ class HeldPostings:
                 codes.append(lut[enc.indices.to_numpy(zero_copy_only=False)][ok])
                 rows.append(r[ok].astype(np.int32))
                 tfs.append(b.column(2).to_numpy(zero_copy_only=False)[ok].astype(np.int32))
-        finally:
-            con.execute(f"SET memory_limit = '{limit}'")
         if not codes:
             return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32)
         return np.concatenate(codes), np.concatenate(rows), np.concatenate(tfs)
