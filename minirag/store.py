@@ -63,7 +63,7 @@ def fetch_roomy(con, sql: str, params=(), arrow: bool = False, numpy: bool = Fal
         roomy, cap = tuning.roomy_memory(), _caps.get(id(con)) or tuning.duckdb_memory()
         if roomy == cap:
             raise  # the cap in force is already the roomy one
-        with tuning.memory_cap(con, roomy):  # then the process's cap again, or a sync's
+        with tuning.memory_cap(con, roomy, cap):  # then the process's cap again, or a sync's
             return run()
 
 

@@ -98,9 +98,14 @@ def scan_memory() -> str:
 
 # %% ../nbs/00a_tuning.ipynb #b7a2aea6
 @contextmanager
-def memory_cap(con, limit: str):
+def memory_cap(
+    con,
+    limit: str,
+    after: str | None = None,  # the cap to set on the way out when the caller knows it (None: the one read before)
+):
     "Inside: DuckDB's memory capped at `limit` on `con`; the cap in force before is set again on the way out."
-    before = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    # DuckDB shows a cap rounded to 0.1 MiB ("3.8 MiB" for 4MB), so a cap read back may come back a little lower
+    before = after or con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     con.execute(f"SET memory_limit = '{limit}'")
     try:
         yield con
