@@ -1321,8 +1321,10 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                  'minirag.widgets.snapshot_html': ('widgets.html#snapshot_html', 'minirag/widgets.py'),
                                  'minirag.widgets.split_labels': ('widgets.html#split_labels', 'minirag/widgets.py'),
                                  'minirag.widgets.token_bar': ('widgets.html#token_bar', 'minirag/widgets.py')},
-            'minirag.wire': { 'minirag.wire._declared': ('wire.html#_declared', 'minirag/wire.py'),
+            'minirag.wire': { 'minirag.wire._classes': ('wire.html#_classes', 'minirag/wire.py'),
+                              'minirag.wire._declared': ('wire.html#_declared', 'minirag/wire.py'),
                               'minirag.wire._wire_type': ('wire.html#_wire_type', 'minirag/wire.py'),
                               'minirag.wire.camel': ('wire.html#camel', 'minirag/wire.py'),
+                              'minirag.wire.field_docs': ('wire.html#field_docs', 'minirag/wire.py'),
                               'minirag.wire.output_model': ('wire.html#output_model', 'minirag/wire.py'),
                               'minirag.wire.to_wire': ('wire.html#to_wire', 'minirag/wire.py')}}}

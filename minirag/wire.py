@@ -15,7 +15,7 @@ from .results import FileList, ListedSource, Source, Document, Neighbors, Neighb
 from .results import Ingested, SyncJob, SyncProgress, SyncStarted
 
 # %% auto #0
-__all__ = ['RENAMED', 'LOCAL', 'OMITTED_WHEN_NONE', 'SCHEMAS', 'WIRE_TYPES', 'camel', 'to_wire', 'output_model']
+__all__ = ['RENAMED', 'LOCAL', 'OMITTED_WHEN_NONE', 'SCHEMAS', 'WIRE_TYPES', 'camel', 'to_wire', 'field_docs', 'output_model']
 
 # %% ../nbs/12a_wire.ipynb #8e14cd1d
 RENAMED = {(QueryResult, "hits"): "results", (QueryResult, "sections"): "parents"}
@@ -133,13 +133,41 @@ def _wire_type(t):
     return t
 
 
+@cache
+def _classes(path: str) -> dict:
+    "The top-level classes of a source file by name (parsed once: `inspect.getsource` parses it per class)."
+    import ast
+
+    with open(path, encoding="utf-8") as f:
+        return {n.name: n for n in ast.parse(f.read()).body if isinstance(n, ast.ClassDef)}
+
+
+def field_docs(cls) -> dict[str, str]:
+    "Each dataclass field's comment: the one ending its line, else the comment lines just above it."
+    import ast, inspect, linecache
+
+    path = inspect.getsourcefile(cls)
+    lines, docs = linecache.getlines(path), {}
+    for st in _classes(path)[cls.__name__].body:
+        if not (isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)):
+            continue
+        tail = lines[st.end_lineno - 1][st.end_col_offset :].strip()
+        above, i = [], st.lineno - 2
+        while i >= 0 and lines[i].strip().startswith("#"):
+            above.insert(0, lines[i].strip()[1:].strip())
+            i -= 1
+        doc = tail[1:].strip() if tail.startswith("#") else " ".join(above)
+        if doc:
+            docs[st.target.id] = doc
+    return docs
+
+
 def _declared(cls, name: str, optional: bool, doc: str | None):
     "The (type, pydantic field) of one declared field: its wire type, its comment, and its default when optional."
     from pydantic import Field
 
     f = next(f for f in fields(cls) if f.name == name)
     t = _wire_type(WIRE_TYPES.get((cls, name)) or eval(f.type, vars(sys.modules[cls.__module__])))
-    doc = " ".join(doc.splitlines()) if doc else None
     if not optional:
         return t, Field(description=doc)
     if NoneType in get_args(t):
@@ -152,11 +180,10 @@ def _declared(cls, name: str, optional: bool, doc: str | None):
 @cache
 def output_model(cls):
     "The pydantic model of a result's wire shape, whose JSON schema is the tool's output schema."
-    from fastcore.docments import docments
     from pydantic import ConfigDict, create_model
 
     title, doc, names = SCHEMAS[cls]
-    comments = docments(cls)
+    comments = field_docs(cls)
     spec = {}
     for n in names.split():
         name = n.rstrip("?")
