@@ -12,7 +12,7 @@ from .chunk import rebuild_document, SCHEME_VERSION
 from .formats.convert import scanned_exts
 from .embed import model_note, preload
 from .engine import Engine
-from .ingest import FileItem, Ingested, IngestReport, check_source_id, file_hash
+from .ingest import FileItem, IngestReport, check_source_id, file_hash
 from .ingest import ingest_file, ingest_data, ingest_url, ingest_items
 from .search import candidate_window, candidates, default_fusion, display_path, hit_text, rank
 from .search import validate_query, vocab_share, distance_scale
@@ -20,7 +20,7 @@ from .security import resolve_in_roots, in_scope, root_of, scope_bases
 from .tables import check_model  # the one model check: with a model bound it only compares
 from .results import ChunkTable, Deleted, Document, FileList, ListedFile, ListedSource, NeighborChunk
 from .results import Neighbors, QueryResult, SourceTable, Status, read_back
-from .results import row_date, UnlistedFolder
+from .results import Ingested, SyncJob, SyncStarted, UnlistedFolder, row_date
 from .labels import load_taxonomy
 from .facets import Classified, by_date, check_sort, classify_record, document_filter, filter_counts
 from .facets import labels_status, row_labels, taxonomy_path

@@ -13,7 +13,8 @@ from .tables import Tables
 _rows = Tables()  # the in-memory side always reads through its caller's open connection
 
 # %% auto #0
-__all__ = ['POSTINGS_HELD', 'HeldPostings', 'held_postings', 'keyword_top', 'held_keyword_search']
+__all__ = ['POSTINGS_HELD', 'K1', 'B', 'HeldPostings', 'held_postings', 'Sql', 'idf', 'term_score', 'keyword_top',
+           'held_keyword_search']
 
 # %% ../nbs/06b_bm25.ipynb #e2846525
 # postings a process holds in memory (8 bytes each, 64 MB) — about 190k chunks of prose; above, per query from DuckDB
@@ -37,13 +38,10 @@ class HeldPostings:
     def _read(self, con, vm, from_id: int | None = None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """(term code in `self.term`, row, tf) of the live postings (of chunks from `from_id` on), streamed under a
         small DuckDB cap."""
-        limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
-        con.execute(
-            f"SET memory_limit = '{load_cap(con)}'"
-        )  # one pass over the table: do not leave it cached (+230 MB RSS at 100k chunks)
         codes, rows, tfs = [], [], []
         held = vm.posting_delta if from_id is not None else None  # on a lake: the postings its changes brought
-        try:
+        # one pass over the table: do not leave it cached (+230 MB RSS at 100k chunks)
+        with tuning.memory_cap(con, load_cap(con)):
             batches = (
                 [b for t in held for b in t.combine_chunks().to_batches()]
                 if held is not None
@@ -57,8 +55,6 @@ class HeldPostings:
                 codes.append(lut[enc.indices.to_numpy(zero_copy_only=False)][ok])
                 rows.append(r[ok].astype(np.int32))
                 tfs.append(b.column(2).to_numpy(zero_copy_only=False)[ok].astype(np.int32))
-        finally:
-            con.execute(f"SET memory_limit = '{limit}'")
         if not codes:
             return np.zeros(0, np.int32), np.zeros(0, np.int32), np.zeros(0, np.int32)
         return np.concatenate(codes), np.concatenate(rows), np.concatenate(tfs)
@@ -119,6 +115,58 @@ def held_postings(con, vm: VectorMatrix, terms: list[str]) -> tuple[np.ndarray, 
     ok = rows >= 0
     return t[ok], rows[ok], tf[ok]
 
+# %% ../nbs/06b_bm25.ipynb #d1705281
+K1, B = 1.2, 0.75  # term-frequency saturation and length normalisation
+
+
+class Sql:
+    "A SQL expression that arithmetic extends, so a formula written once for numpy also writes its SQL."
+
+    def __init__(self, text: str):
+        self.text = text
+
+    def __str__(self):
+        return self.text
+
+    def _op(self, op: str, other, mirrored: bool = False) -> Sql:
+        a, b = (other, self) if mirrored else (self, other)
+        return Sql(f"({a!s} {op} {b!s})" if isinstance(a, Sql) else f"({a!r} {op} {b!s})")
+
+    def __add__(self, o):
+        return self._op("+", o)
+
+    def __radd__(self, o):
+        return self._op("+", o, True)
+
+    def __sub__(self, o):
+        return self._op("-", o)
+
+    def __rsub__(self, o):
+        return self._op("-", o, True)
+
+    def __mul__(self, o):
+        return self._op("*", o)
+
+    def __rmul__(self, o):
+        return self._op("*", o, True)
+
+    def __truediv__(self, o):
+        return self._op("/", o)
+
+    def __rtruediv__(self, o):
+        return self._op("/", o, True)
+
+
+def idf(n, df):
+    "Lucene's BM25 idf of a term found in `df` of `n` texts."
+    ratio = 1 + (n - df + 0.5) / (df + 0.5)
+    return Sql(f"ln{ratio}") if isinstance(ratio, Sql) else np.log(ratio)
+
+
+def term_score(idf, tf, dl, avgdl, k1: float = K1, b: float = B):
+    "A term's BM25 in one text: its `idf`, `tf` times in a text of length `dl` (mean `avgdl`)."
+    return idf * tf * (k1 + 1) / (tf + k1 * (1 - b + b * dl / avgdl))
+
 # %% ../nbs/06b_bm25.ipynb #246302dc
 def keyword_top(
     vm: VectorMatrix,
@@ -129,8 +177,8 @@ def keyword_top(
     k: int,
     pos: np.ndarray | None = None,  # row positions in scope (None: every row)
     g: float = 4.0,
-    k1: float = 1.2,
-    b: float = 0.75,
+    k1: float = K1,
+    b: float = B,
     rows: np.ndarray | None = None,  # the postings' row positions, when already mapped (then `cid` is unused)
 ) -> list[tuple[int, float]]:
     "Top-`k` (chunk id, score) from the postings (`t`, `cid`, `tf`), scored on the rows `vm` holds."
@@ -144,8 +192,7 @@ def keyword_top(
     n, avgdl, cc, nsrc, davgdl = vm.keyword_stats()
     tf, codes = tf.astype(np.float64), vm.src[rows]
     df = np.bincount(t, minlength=nterms).astype(np.float64)
-    idf = np.log(1 + (n - df + 0.5) / (df + 0.5))
-    score = np.bincount(rows, idf[t] * tf * (k1 + 1) / (tf + k1 * (1 - b + b * vm.kwlen[rows] / avgdl)), minlength=vm.n)
+    score = np.bincount(rows, term_score(idf(n, df)[t], tf, vm.kwlen[rows], avgdl, k1, b), minlength=vm.n)
     hit = np.flatnonzero(score)
     if pos is not None:
         keep = np.zeros(vm.n, bool)
@@ -162,10 +209,7 @@ def keyword_top(
             dtf = np.bincount(codes[m], tf[m], minlength=len(cc))
             has = np.flatnonzero(dtf)
             ddf = len(has)
-            d = dtf[has]
-            dscore[has] += (
-                np.log(1 + (nsrc - ddf + 0.5) / (ddf + 0.5)) * d * (k1 + 1) / (d + k1 * (1 - b + b * cc[has] / davgdl))
-            )
+            dscore[has] += term_score(idf(nsrc, ddf), dtf[has], cc[has], davgdl, k1, b)
         ds = dscore[vm.src[hit]]
         top = ds.max()
         if top > 0:
@@ -185,8 +229,8 @@ def held_keyword_search(
     k: int,
     bases: list[str] | None = None,
     g: float = 4.0,
-    k1: float = 1.2,
-    b: float = 0.75,
+    k1: float = K1,
+    b: float = B,
     gen: str | None = None,
     exact: list[str] | None = None,  # only these sources (a filter's selection)
     seen: dict | None = None,  # filled with term -> whether the index holds it (as `search.keyword_search`)

@@ -4,7 +4,7 @@
 
 # %% ../nbs/00_config.ipynb #bfc4666d
 from __future__ import annotations
-import json, logging, math, os, re
+import errno, hashlib, json, logging, math, os, re, stat
 from dataclasses import dataclass, field, make_dataclass
 from pathlib import Path
 from typing import Callable
@@ -16,7 +16,7 @@ __all__ = ['DEFAULT_MODEL', 'MAX_TOP_K', 'BUDGET_RANGE', 'DEFAULT_CHUNK_TOKEN_BU
            'MAX_ZIP_RATIO', 'DEFAULT_MAX_SHEET_CELLS', 'DEFAULT_OCR_MAX_PAGES', 'IDLE_CLOSE', 'LOCK_WAIT',
            'DEFAULT_OCR_LANG', 'OCR_LANG_IDS', 'log', 'SETTINGS', 'Config', 'README_START', 'README_END',
            'MiniragError', 'ConfigError', 'IndexBusyError', 'validate_ocr_lang', 'Setting', 'setting',
-           'installed_version', 'is_system_dir', 'load_config', 'user_settings', 'environment_help',
+           'installed_version', 'file_hash', 'is_system_dir', 'load_config', 'user_settings', 'environment_help',
            'settings_markdown', 'readme_block']
 
 # %% ../nbs/00_config.ipynb #5c75fda4
@@ -391,6 +391,18 @@ def installed_version() -> str:
         from minirag import __version__
 
         return __version__
+
+# %% ../nbs/00_config.ipynb #e33e2be2
+def file_hash(path: Path) -> str:
+    "sha256 of a regular file's bytes; a FIFO or device is refused without waiting on it."
+    h = hashlib.sha256()
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens at once instead of blocking
+    with open(fd, "rb") as f:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file (a FIFO, device or socket)")
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return h.hexdigest()
 
 # %% ../nbs/00_config.ipynb #8b54e70c
 class _ConfigMethods:

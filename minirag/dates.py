@@ -223,9 +223,9 @@ DATE_SOURCES = ("document", "name", "file")
 class DocDate:
     "A document's date (ISO `YYYY-MM-DD`) and where it was found."
 
-    value: str
-    source: str  # one of DATE_SOURCES
-    bulk_copy: bool | None = None  # True: a file time many files share from one copy (facets.bulk_copied)
+    value: str  # YYYY-MM-DD
+    source: str  # document (its header), name (its file name) or file (the file's time)
+    bulk_copy: bool | None = None  # true: a file time a bulk copy gave many files (date sort/filter)
 
 
 def document_date(text: str, name: str = "", mtime: float | None = None) -> DocDate | None:

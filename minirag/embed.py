@@ -4,12 +4,12 @@
 
 # %% ../nbs/04_embed.ipynb #9114ac9a
 from __future__ import annotations
-import hashlib, json, os, shutil, socket, sys, threading
+import json, os, shutil, socket, sys, threading
 from importlib import resources
 from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
-from .config import DEFAULT_MODEL, MiniragError, log
+from .config import DEFAULT_MODEL, MiniragError, file_hash, log
 from . import tuning
 
 # %% auto #0
@@ -72,20 +72,17 @@ def file_digest(path: Path, cache_dir: str | Path | None = None) -> str:
     e = _saved_digests(book).get(str(path)) if book else None
     if isinstance(e, dict) and e.get("stat") == stamp and isinstance(e.get("sha256"), str) and len(e["sha256"]) == 64:
         return e["sha256"]
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
+    digest = file_hash(path)
     if book:
         try:  # written whole, then renamed: a reader never sees half a file
             book.parent.mkdir(parents=True, exist_ok=True)
-            saved = _saved_digests(book) | {str(path): dict(stat=stamp, sha256=h.hexdigest())}
+            saved = _saved_digests(book) | {str(path): dict(stat=stamp, sha256=digest)}
             tmp = book.with_name(f"{book.name}.{os.getpid()}.part")
             tmp.write_text(json.dumps(saved, indent=1, sort_keys=True), encoding="utf-8")
             os.replace(tmp, book)
         except OSError:  # a read-only cache folder: hashed again next time
             pass
-    return h.hexdigest()
+    return digest
 
 
 def local_model_info(d: str | Path, cache_dir: str | Path | None = None) -> dict:

@@ -15,20 +15,16 @@ from mcp.server.transport_security import DEFAULT_MAX_REQUEST_BODY_SIZE, Transpo
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from .access import TOKEN_PREFIX, Grant, ScopeError, TokenStore, grant_scopes, token_file
-from .config import Config, MiniragError, installed_version, load_config, setting
+from .config import Config, MiniragError, installed_version, load_config, log, setting
 from .server import TOOL_RIGHTS, WARM_AT_LATEST, build_server, error_message, grant_of, warm_soon
 from . import tuning
 
 # %% auto #0
-__all__ = ['log', 'JWT_ALGORITHMS', 'FORBIDDEN', 'INVALID_REQUEST', 'parse_listen', 'is_loopback', 'host_port',
-           'reachable_from_afar', 'refuse_open', 'public_url', 'transport_security', 'StoreVerifier', 'rights_of',
-           'JWTVerifier', 'bad_id', 'denied', 'RightsGuard', 'http_app', 'Verifiers', 'auth_for', 'header_deadline',
-           'serve_http']
+__all__ = ['JWT_ALGORITHMS', 'FORBIDDEN', 'INVALID_REQUEST', 'parse_listen', 'is_loopback', 'host_port', 'reachable_from_afar',
+           'refuse_open', 'public_url', 'transport_security', 'StoreVerifier', 'rights_of', 'JWTVerifier', 'bad_id',
+           'denied', 'RightsGuard', 'http_app', 'Verifiers', 'auth_for', 'header_deadline', 'serve_http']
 
 # %% ../nbs/13a_http.ipynb #8dabd8ea
-log = logging.getLogger("minirag.http")
-
-
 def parse_listen(text: str) -> tuple[str, int]:
     "`[HOST:]PORT` as a host and a port; 127.0.0.1 when only a port is given (`[::1]:8000` for IPv6)."
     t = (text or "").strip()

@@ -4,14 +4,14 @@
 
 # %% ../nbs/07_ingest.ipynb #52812797
 from __future__ import annotations
-import errno, hashlib, os, re, stat, threading
+import hashlib, re, threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 import numpy as np
 from fastcore.basics import patch
 from . import __version__
-from .config import Config, MiniragError, IndexBusyError
+from .config import Config, MiniragError, IndexBusyError, file_hash
 from .formats.convert import convert_file, fetched_to_markdown
 from .chunk import chunk_markdown, strip_inline_images, SCHEME_VERSION
 from .chunk import drop_blank_table_rows
@@ -23,15 +23,15 @@ from .tables import SourceRecord, input_key
 from .engine import Engine
 from .facets import date_record, label_records
 from .pauses import pause, pause_wanted, pause_in_transaction
-from .results import Fields
+from .results import Fields, Ingested
 from .formats import convert as formats
 
 # %% auto #0
 __all__ = ['MAX_TITLE_CHARS', 'DATA_FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', 'EMBED_BATCH_CHUNKS', 'EMBED_BATCH_FILES',
            'LOOKUP_REBUILD_FILES', 'EMBED_SLICE', 'EMBED_SLICE_MIN', 'SLICE_SECONDS', 'prepare_chunks', 'FileItem',
-           'TextItem', 'Prepared', 'Ingested', 'IngestReport', 'file_hash', 'within_time', 'prepare', 'check_source_id',
-           'content_to_markdown', 'FatalError', 'short_error', 'failure_context', 'model_ready', 'Pipeline',
-           'ingest_file', 'ingest_data', 'ingest_url', 'ingest_items']
+           'TextItem', 'Prepared', 'IngestReport', 'within_time', 'prepare', 'check_source_id', 'content_to_markdown',
+           'FatalError', 'short_error', 'failure_context', 'model_ready', 'Pipeline', 'ingest_file', 'ingest_data',
+           'ingest_url', 'ingest_items']
 
 # %% ../nbs/07_ingest.ipynb #2f1e5421
 MAX_TITLE_CHARS = 120
@@ -94,18 +94,6 @@ class Prepared:
 
 
 @dataclass
-class Ingested(Fields):
-    "One source written to the index."
-
-    source: str
-    title: str
-    chunk_count: int
-    category: str
-    ocr_engine: str | None = None  # files only ("" when no OCR ran)
-    url: str | None = None  # fetched pages only
-
-
-@dataclass
 class IngestReport(Fields):
     "What an ingest of files and folders did."
 
@@ -116,18 +104,6 @@ class IngestReport(Fields):
     skipped_by_format: dict[str, int] = field(default_factory=dict)  # extension -> files of a type not read
 
 # %% ../nbs/07_ingest.ipynb #a6025491
-def file_hash(path: Path) -> str:
-    "sha256 of a regular file's bytes; a FIFO or device is refused without waiting on it."
-    h = hashlib.sha256()
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO opens at once instead of blocking
-    with open(fd, "rb") as f:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(errno.EINVAL, "not a regular file (a FIFO, device or socket)")
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def within_time(work, seconds: float, what: str):
     "`work()`, or a MiniragError naming FILE_TIME_LIMIT when it runs longer than `seconds` (it is left behind)."
     box = {}

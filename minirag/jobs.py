@@ -9,35 +9,14 @@ from dataclasses import dataclass, field
 from .config import MiniragError
 from .engine import Engine
 from .ingest import short_error
-from .results import Fields
+from .results import SyncJob, SyncStarted
 from .sync import SyncLock, SyncReport, sync, sync_scope
 
 # %% auto #0
-__all__ = ['MAX_JOBS', 'SyncStarted', 'SyncJob', 'SyncJobs', 'jobs_of']
+__all__ = ['MAX_JOBS', 'SyncJobs', 'jobs_of']
 
 # %% ../nbs/07c_jobs.ipynb #ea5b736f
 MAX_JOBS = 50  # finished jobs remembered per index
-
-
-@dataclass
-class SyncStarted(Fields):
-    "The answer to starting a background sync."
-
-    job_id: str
-    state: str
-    warnings: list[str] | None = None  # set when the sync runs without the sync lock
-
-
-@dataclass
-class SyncJob(Fields):
-    "State of one background sync."
-
-    job_id: str
-    state: str  # running | succeeded | failed
-    counts: SyncReport  # all zeros while running: every poll has the finished report's shape
-    progress: dict  # done, total, current
-    seconds: float
-    error: str | None = None
 
 
 @dataclass

@@ -6,15 +6,16 @@
 from __future__ import annotations
 import html
 from dataclasses import dataclass, field
+from typing import Literal
 from .chunk import rebuild_section
 from .config import MiniragError
 from .dates import DocDate
-from .search import Hit as Ranked, display_path, hit_text, section_id
 
 # %% auto #0
-__all__ = ['RESULT_COLUMNS', 'CHUNK_COLUMNS', 'SOURCE_COLUMNS', 'short', 'breadcrumb', 'Shown', 'Hit', 'Source', 'QueryResult',
-           'Fields', 'Document', 'NeighborChunk', 'Neighbors', 'ListedFile', 'ListedSource', 'UnlistedFolder',
-           'FileList', 'Deleted', 'Status', 'ChunkTable', 'SourceTable', 'row_date', 'read_back']
+__all__ = ['RESULT_COLUMNS', 'FILE_STATES', 'CHUNK_COLUMNS', 'SOURCE_COLUMNS', 'short', 'breadcrumb', 'Shown', 'Hit', 'Source',
+           'FilterCounts', 'QueryResult', 'Fields', 'Document', 'NeighborChunk', 'Neighbors', 'ListedFile',
+           'ListedSource', 'UnlistedFolder', 'FileList', 'Deleted', 'Status', 'Ingested', 'SyncStarted', 'SyncProgress',
+           'SyncJob', 'ChunkTable', 'SourceTable', 'row_date', 'read_back']
 
 # %% ../nbs/06c_results.ipynb #9fe3f0d5
 def short(
@@ -100,13 +101,14 @@ class Hit:
 
     source: str  # absolute file path, or the data/url source id
     title: str
-    chunk_index: int  # position of the chunk in its source
-    parent_id: str  # key of the hit's section in `QueryResult.sections`
-    text: str  # the passage that matched (document text, no title line or breadcrumb)
-    score: float  # fused score, higher ranks first (6 decimals)
-    distance: float | None = None  # raw cosine distance, lower is closer; None for a keyword-only hit
-    vector_rank: int | None = None  # 0-based rank on the vector side
-    keyword_rank: int | None = None  # 0-based rank on the keyword side
+    chunk_index: int  # position of the chunk in its source (for read_chunk_neighbors)
+    parent_id: str  # key of the hit's whole section in `parents`
+    text: str  # the passage that matched
+    score: float  # fused score, higher ranks first
+    # raw cosine distance of the vector side, lower is closer; null for a keyword-only hit
+    distance: float | None = None
+    vector_rank: int | None = None  # 0-based rank on the vector side, null if not found there
+    keyword_rank: int | None = None  # 0-based rank on the keyword (BM25) side, null if not found there
     section_head: str = ""  # the section's headings, for display (never sent)
 
 
@@ -116,9 +118,9 @@ class Source:
 
     source: str
     title: str
-    hits: int  # how many hits come from it
-    display_path: str  # relative to its root (the id for data/url sources): what to cite
-    date: DocDate | None = None  # the document's date and where it was found; None when it has none
+    hits: int  # how many of `results` come from this source
+    display_path: str  # path relative to its document root (the id for data/url sources): cite this
+    date: DocDate | None = None  # the document's date, absent when it has none
     labels: dict | None = None  # facet -> {value, confidence, source, uncertain}; None without a taxonomy file
 
 
@@ -138,16 +140,27 @@ RESULT_COLUMNS = [
 ]
 
 
+@dataclass
+class FilterCounts:
+    "Documents in scope a label or date filter left out only for lack of a label or a date."
+
+    unlabelled: int
+    undated: int
+    # with a labels filter: documents kept only because an uncertain label's runner-up matched
+    uncertain: int | None = None
+
+
 @dataclass(repr=False)
 class QueryResult(Shown):
     "The ranked hits of one query, their sections and their sources."
 
     query: str
     hits: list[Hit] = field(default_factory=list)
-    sections: dict[str, str] = field(default_factory=dict)  # parent id -> the whole section's text
+    sections: dict[str, str] = field(default_factory=dict)  # parentId -> the whole section's text: answer from these
     sources: list[Source] = field(default_factory=list)
-    warnings: list[str] = field(default_factory=list)  # problems that did not stop the query
-    filter_counts: dict | None = None  # with a label or date filter: documents left out only for lack of one
+    # problems with the request that did not stop it, e.g. a scope that matched nothing
+    warnings: list[str] = field(default_factory=list)
+    filter_counts: dict | None = None  # with a labels or date filter only
 
     COLUMNS = RESULT_COLUMNS
     DTYPES = {"distance": "float64", "vector_rank": "Int64", "keyword_rank": "Int64"}
@@ -214,7 +227,7 @@ class Document(Shown):
     source: str
     title: str
     chunk_count: int
-    text: str  # Markdown
+    text: str  # the whole document as Markdown, rebuilt from its sections
 
     _HEAD = ["source", "title", "chunks", "text"]
 
@@ -233,9 +246,9 @@ class NeighborChunk:
     "One chunk around the one asked for."
 
     chunk_index: int
-    parent_id: str  # source#section, as in a query hit
+    parent_id: str
     text: str
-    is_target: bool  # the chunk that was asked for
+    is_target: bool  # true for the chunk that was asked for
 
 
 @dataclass(repr=False)
@@ -244,6 +257,7 @@ class Neighbors(Shown):
 
     source: str
     chunk_index: int
+    # in document order; empty when chunkIndex is past the end
     chunks: list[NeighborChunk] = field(default_factory=list)
 
     COLUMNS = ["chunk_index", "parent_id", "is_target", "text"]
@@ -260,18 +274,26 @@ class Neighbors(Shown):
         return f"{len(self.chunks)} chunks around chunk {self.chunk_index} of {self.source.rsplit('/', 1)[-1]}"
 
 # %% ../nbs/06c_results.ipynb #d83816ab
+FILE_STATES = ("indexed", "not indexed", "stale", "outdatedScheme", "unreadable", "failed", "unlisted")
+
+
 @dataclass
 class ListedFile:
     "A file under the roots and its index state."
 
     file_path: str
     display_path: str
-    state: str  # indexed | not indexed | stale | outdatedScheme | unreadable | failed | unlisted
+    # indexed | not indexed | stale: bytes changed on disk since indexing (sync picks it up) |
+    # outdatedScheme: same bytes, cut by an older chunking scheme (sync re-cuts it) |
+    # unreadable: an indexed image while the OCR extra is missing |
+    # failed: these bytes could not be ingested (see reason); a sync retries once they change |
+    # unlisted: indexed under a folder not listed (see unlistedFolders); searchable
+    state: Literal[FILE_STATES]
     title: str = ""
     chunk_count: int = 0
-    ocr_engine: str = ""
+    ocr_engine: str = ""  # OCR engine that read an image, else empty
     reason: str | None = None  # why the file failed to ingest (state failed only)
-    date: DocDate | None = None  # the document's date and where it was found (indexed files only)
+    date: DocDate | None = None  # the document's date, absent when it has none
     labels: dict | None = None  # facet -> {value, confidence, source, uncertain}; None without a taxonomy file
 
 
@@ -280,11 +302,11 @@ class ListedSource:
     "An indexed data or url item."
 
     source: str
-    kind: str  # data | url
+    kind: Literal["data", "url"]
     title: str
     chunk_count: int
     ocr_engine: str = ""
-    date: DocDate | None = None  # the document's date and where it was found
+    date: DocDate | None = None  # the document's date, absent when it has none
     labels: dict | None = None  # facet -> {value, confidence, source, uncertain}; None without a taxonomy file
 
 
@@ -303,11 +325,12 @@ class FileList(Shown):
     "Files under the roots with their index state, data/url sources, and indexed files gone from disk."
 
     files: list[ListedFile] = field(default_factory=list)
-    sources: list[ListedSource] = field(default_factory=list)
+    sources: list[ListedSource] = field(default_factory=list)  # indexed data/url items
+    # indexed, gone from a folder that lists fine; sync drops them
     indexed_but_missing: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
-    filter_counts: dict | None = None  # with a label or date filter: documents left out only for lack of one
-    unlisted_folders: list[UnlistedFolder] = field(default_factory=list)  # [] when nothing is hidden
+    filter_counts: dict | None = None  # with a labels or date filter only
+    unlisted_folders: list[UnlistedFolder] = field(default_factory=list)  # path, error, indexedCount, message
 
     COLUMNS = ["display_path", "state", "title", "chunk_count", "ocr_engine", "reason", "path"]
     _HEAD = ["document", "state", "title", "chunks"]
@@ -338,9 +361,10 @@ class Deleted(Fields):
 class Status(Shown):
     "Configuration and index health."
 
-    version: str
-    config_error: str | None = None  # why the configuration is invalid; every other call refuses until fixed
-    roots: list[str] | None = None
+    version: str  # the installed minirag version
+    # why the configuration is invalid (every other tool refuses until fixed); null when fine
+    config_error: str | None = None
+    roots: list[str] | None = None  # document roots
     db_path: str | None = None
     model_name: str | None = None
     cache_dir: str | None = None
@@ -350,10 +374,10 @@ class Status(Shown):
     fusion: str | None = None
     max_distance: float | None = None
     max_files: int | None = None
-    source_count: int = 0
-    chunk_count: int = 0
-    stale_chunk_count: int = 0  # chunks cut by an older chunking scheme
-    scheme_warning: str | None = None
+    source_count: int = 0  # indexed sources: files, data and url items
+    chunk_count: int = 0  # indexed chunks
+    stale_chunk_count: int = 0  # chunks cut by an older chunking scheme; sync_start re-cuts them
+    scheme_warning: str | None = None  # a sentence while staleChunkCount > 0, else null
     indexed_model: str | None = None
     dimension: int | None = None
     scheme_version: int | None = None
@@ -364,6 +388,9 @@ class Status(Shown):
     labels: dict | None = None  # with a taxonomy file: its facets, values with document counts, and what lacks one
     model_note: str | None = None  # which model queries and syncs use, and why
     lake: dict | None = None  # a team index: its catalog (no password), data path and object store endpoint (no key)
+    watching: bool | None = None  # present when the server follows its roots: whether it watches
+    pending_changes: int | None = None  # file changes seen and not yet in the index (watching)
+    last_caught_up: str | None = None  # UTC time the index last caught up with the roots (watching)
 
     _HEAD = ["setting", "value"]
 
@@ -372,6 +399,50 @@ class Status(Shown):
 
     def _caption(self):
         return f"minirag {self.version}" + (f" — {self.config_error}" if self.config_error else "")
+
+# %% ../nbs/06c_results.ipynb #a89f39a1
+@dataclass
+class Ingested(Fields):
+    "One source written to the index (`ocr_engine` for files only, `url` for fetched pages only)."
+
+    source: str
+    title: str
+    chunk_count: int
+    category: str
+    ocr_engine: str | None = None
+    url: str | None = None
+
+
+@dataclass
+class SyncStarted(Fields):
+    "The answer to starting a background sync."
+
+    job_id: str
+    state: Literal["running"]
+    warnings: list[str] | None = None  # set when the sync runs without the sync lock
+
+
+@dataclass
+class SyncProgress:
+    "Files done of the total, and the one being read."
+
+    done: int
+    total: int
+    current: str
+
+
+@dataclass
+class SyncJob(Fields):
+    "State of one background sync; `progress` holds a `SyncProgress`'s fields."
+
+    job_id: str
+    state: Literal["running", "succeeded", "failed"]
+    # scanned (files seen, moves included), ingested, skipped, moved, deleted, relabelled (0 without a
+    # taxonomy file), unreadable, failed, warnings: every field from the first poll, at zero until the sync ends
+    counts: SyncReport
+    progress: dict
+    seconds: float
+    error: str | None = None
 
 # %% ../nbs/06c_results.ipynb #a64da777
 CHUNK_COLUMNS = ["chunk_index", "parent_id", "kind", "tokens", "budget_share", "prefix_len", "section_head", "text"]
@@ -496,10 +567,12 @@ def row_date(row: dict) -> DocDate | None:
 def read_back(
     tables,  # the storage seam (`tables.Tables`): its `hits`, `sources` and `sections`
     query: str,
-    ranked: list[Ranked],  # ranked chunk ids with scores, best first (`search.rank`)
+    ranked: list,  # `search.Hit`s: chunk ids with scores, best first (`search.rank`)
     warnings: list[str] | None = None,
 ) -> QueryResult:
     "The typed result of ranked hits: the hits, their sections (parent id -> text) and their sources."
+    from minirag.search import display_path, hit_text, section_id  # the read path (DuckDB): not loaded with the shapes
+
     if not ranked:
         return QueryResult(query, warnings=list(warnings or []))
     info = tables.hits([h.chunk_id for h in ranked])

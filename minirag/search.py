@@ -13,16 +13,16 @@ from .config import MiniragError, MAX_TOP_K, DEFAULT_HYBRID_WEIGHT, setting
 from .keywords import query_words, stem_terms
 from .security import scope_condition
 from .store import has_chunks
-from .bm25 import held_keyword_search
+from .bm25 import K1, B, Sql, held_keyword_search, idf, term_score
 
 # %% auto #0
-__all__ = ['MAX_QUERY_CHARS', 'DOC_CONTEXT', 'K1', 'B', 'DOC_BM25', 'RRF_K', 'COS_SCALE', 'FUSIONS', 'INFO_RANK', 'VEC_SPREAD',
-           'KW_SPREAD', 'VOCAB_SHARE', 'LETTERS_PER_PIECE', 'SILENT', 'REFERENCE_PAIRS', 'PACKAGED_MATCH_GAP',
-           'SCALE_RANGE', 'SCALES_FILE', 'vector_search', 'query_terms', 'keyword_search', 'Hit', 'fuse',
-           'fuse_adaptive', 'default_fusion', 'candidate_window', 'vocab_share', 'term_share', 'side_signals',
-           'informativeness', 'effective_weight', 'fuse_lists', 'match_gap', 'scale_key', 'saved_scales',
-           'distance_scale', 'group_cut', 'apply_filters', 'validate_query', 'display_path', 'section_id', 'Candidates',
-           'candidates', 'rank', 'hit_text']
+__all__ = ['MAX_QUERY_CHARS', 'DOC_CONTEXT', 'DOC_BM25', 'RRF_K', 'COS_SCALE', 'FUSIONS', 'INFO_RANK', 'VEC_SPREAD', 'KW_SPREAD',
+           'VOCAB_SHARE', 'LETTERS_PER_PIECE', 'SILENT', 'REFERENCE_PAIRS', 'PACKAGED_MATCH_GAP', 'SCALE_RANGE',
+           'SCALES_FILE', 'vector_search', 'query_terms', 'keyword_search', 'Hit', 'fuse', 'fuse_adaptive',
+           'default_fusion', 'candidate_window', 'vocab_share', 'term_share', 'side_signals', 'informativeness',
+           'effective_weight', 'fuse_lists', 'match_gap', 'scale_key', 'saved_scales', 'distance_scale', 'group_cut',
+           'apply_filters', 'validate_query', 'display_path', 'section_id', 'Candidates', 'candidates', 'rank',
+           'hit_text']
 
 # %% ../nbs/06_search.ipynb #0fa543fe
 from .security import scope_bases
@@ -52,9 +52,6 @@ def vector_search(
     )  # this process's copy of the vectors, or one DuckDB scan (06a2_held)
 
 # %% ../nbs/06_search.ipynb #9e08c17e
-K1, B = 1.2, 0.75
-
-
 def query_terms(con, query: str) -> list[str]:
     "Distinct stemmed terms of a query (stemmed as `STEM_SQL` stores them, without a round trip: 05a_keywords)."
     return list(dict.fromkeys(stem_terms(query_words(query))))
@@ -93,6 +90,8 @@ def keyword_search(
         cond, ps = f"{cond} AND c.source IN (SELECT unnest(?::VARCHAR[]))", [*ps, list(exact)]
     # document statistics: a document's term frequency is the sum over its chunks, its length its chunk count
     # (sources.chunk_count: no scan of the chunks table); short chunks alone miss terms said elsewhere in the document
+    chunk_score = term_score(idf(Sql("stats.n"), Sql("df.df")), Sql("c.tf"), Sql("c.kw_len"), Sql("stats.avgdl"))
+    doc_score = term_score(idf(Sql("dstats.n"), Sql("df.ddf")), Sql("d.tf"), Sql("s.chunk_count"), Sql("dstats.avgdl"))
     sql = f"""
     WITH stats AS (SELECT count(*)::DOUBLE AS n, greatest(avg(kw_len), 1) AS avgdl FROM chunks),
     dstats AS (SELECT count(*)::DOUBLE AS n, greatest(avg(chunk_count), 1) AS avgdl FROM sources),
@@ -100,13 +99,10 @@ def keyword_search(
              FROM postings p JOIN chunks ch ON ch.id = p.chunk_id
              WHERE p.term IN ({", ".join("?" * len(terms))})),
     df AS (SELECT term, count(*) AS df, count(DISTINCT source) AS ddf FROM hits GROUP BY term),
-    doc AS (SELECT d.source, sum(ln(1 + (dstats.n - df.ddf + 0.5) / (df.ddf + 0.5))
-                                 * d.tf * ({K1} + 1)
-                                 / (d.tf + {K1} * (1 - {B} + {B} * s.chunk_count / dstats.avgdl))) AS dscore
+    doc AS (SELECT d.source, sum({doc_score}) AS dscore
             FROM (SELECT term, source, sum(tf) AS tf FROM hits GROUP BY term, source) d JOIN df USING (term)
                  JOIN sources s ON s.source = d.source, dstats GROUP BY d.source),
-    chunk AS (SELECT c.chunk_id, any_value(c.source) AS source, sum(ln(1 + (stats.n - df.df + 0.5) / (df.df + 0.5))
-                           * c.tf * ({K1} + 1) / (c.tf + {K1} * (1 - {B} + {B} * c.kw_len / stats.avgdl))) AS score
+    chunk AS (SELECT c.chunk_id, any_value(c.source) AS source, sum({chunk_score}) AS score
               FROM hits c JOIN df USING (term), stats WHERE {cond} GROUP BY c.chunk_id)
     SELECT chunk_id, score * (1 + {g!r} * coalesce(dscore / nullif(max(dscore) OVER (), 0), 0)) AS s,
            (SELECT list(term) FROM df) AS held

@@ -6,8 +6,8 @@
 from __future__ import annotations
 import contextlib, importlib, json, logging, os, re, signal, sys, threading, time
 from contextvars import ContextVar
-from typing import Annotated, Literal
-from pydantic import BaseModel, ConfigDict, Field
+from typing import Annotated
+from pydantic import Field
 from mcp.server.mcpserver import MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
@@ -16,6 +16,7 @@ from fastcore.basics import patch
 from minirag.config import (
     Config,
     DEFAULT_MAX_FILE_SIZE,
+    log,
     MiniragError,
     MAX_TOP_K,
     load_config,
@@ -23,17 +24,16 @@ from minirag.config import (
     setting,
 )
 from .access import AccessError, Grant
+from .results import Deleted, Document, FileList, Ingested, Neighbors, QueryResult, Status, SyncJob, SyncStarted
+from .wire import output_model
 from .security import OutsideRootError
 from . import tuning
 
 # %% auto #0
 __all__ = ['INSTRUCTIONS', 'MAX_BUILTIN_INSTRUCTIONS', 'MAX_INSTRUCTIONS', 'TOOL_DESCRIPTIONS', 'TOOL_ANNOTATIONS', 'TOOL_NAMES',
-           'TOOL_RIGHTS', 'log', 'FILE_STATES', 'OUTPUT_MODELS', 'TTY_HINT', 'FRAME_SLACK', 'WARM_AFTER_HANDSHAKE',
-           'WARM_AT_LATEST', 'server_instructions', 'error_message', 'tool_result', 'tool_error', 'QueryHit',
-           'DocumentDate', 'FilterCounts', 'QuerySource', 'QueryResult', 'NeighborChunk', 'NeighborsResult',
-           'DocumentText', 'ListedFile', 'ListedSource', 'FileList', 'Ingested', 'SyncStarted', 'SyncProgress',
-           'SyncState', 'Deleted', 'Status', 'Tools', 'unknown_arguments', 'grant_of', 'build_server', 'serve',
-           'StdioFrames', 'warm_soon', 'claim_stdio']
+           'TOOL_RIGHTS', 'OUTPUT_TYPES', 'TTY_HINT', 'FRAME_SLACK', 'WARM_AFTER_HANDSHAKE', 'WARM_AT_LATEST',
+           'server_instructions', 'error_message', 'tool_result', 'tool_error', 'Tools', 'unknown_arguments',
+           'grant_of', 'build_server', 'serve', 'StdioFrames', 'warm_soon', 'claim_stdio']
 
 # %% ../nbs/13_server.ipynb #43ad9f5b
 INSTRUCTIONS = (
@@ -197,9 +197,6 @@ TOOL_NAMES = (
 TOOL_RIGHTS = {name: "read" if a.read_only_hint else "write" for name, a in TOOL_ANNOTATIONS.items()}
 
 # %% ../nbs/13_server.ipynb #021479a3
-log = logging.getLogger("minirag.server")
-
-
 def error_message(e: BaseException) -> str:
     "One line for a tool error result: what went wrong and how to fix it."
     if isinstance(e, MiniragError):
@@ -233,212 +230,16 @@ def tool_error(msg: str) -> CallToolResult:
     return CallToolResult(content=[TextContent(type="text", text=msg)], is_error=True)
 
 # %% ../nbs/13_server.ipynb #b3624cc9
-class _Out(BaseModel):
-    "A tool's structured result (extra fields allowed)."
-
-    model_config = ConfigDict(extra="allow")
-
-
-class QueryHit(_Out):
-    "One ranked hit."
-
-    source: str = Field(description="absolute file path, or the data/url source id")
-    title: str
-    chunkIndex: int = Field(description="position of the chunk in its source (for read_chunk_neighbors)")
-    parentId: str = Field(description="key of the hit's whole section in `parents`")
-    text: str = Field(description="the passage that matched")
-    score: float = Field(description="fused score, higher ranks first")
-    distance: float | None = Field(
-        description="raw cosine distance of the vector side, lower is closer; null for a keyword-only hit"
-    )
-    vectorRank: int | None = Field(description="0-based rank on the vector side, null if not found there")
-    keywordRank: int | None = Field(description="0-based rank on the keyword (BM25) side, null if not found there")
-
-
-class DocumentDate(_Out):
-    "A document's date and where it was found."
-
-    value: str = Field(description="YYYY-MM-DD")
-    source: str = Field(description="document (its header), name (its file name) or file (the file's time)")
-    bulkCopy: bool | None = Field(None, description="true: a file time a bulk copy gave many files (date sort/filter)")
-
-
-class FilterCounts(_Out):
-    "Documents in scope a label or date filter left out only for lack of a label or a date."
-
-    unlabelled: int
-    undated: int
-    uncertain: int | None = Field(None, description="labels filter only: kept on an uncertain label's runner-up")
-
-
-class QuerySource(_Out):
-    "A source of the hits, in rank order."
-
-    source: str
-    title: str
-    hits: int = Field(description="how many of `results` come from this source")
-    displayPath: str = Field(description="path relative to its document root (the id for data/url sources): cite this")
-    date: DocumentDate | None = Field(None, description="the document's date, absent when it has none")
-
-
-class QueryResult(_Out):
-    "query_documents"
-
-    query: str
-    results: list[QueryHit]
-    parents: dict[str, str] = Field(description="parentId -> the whole section's text: answer from these")
-    sources: list[QuerySource]
-    warnings: list[str] = Field(
-        default_factory=list,
-        description="problems with the request that did not stop it, e.g. a scope that matched nothing",
-    )
-    filterCounts: FilterCounts | None = Field(None, description="with a labels or date filter only")
-
-
-class NeighborChunk(_Out):
-    "One chunk around the target."
-
-    chunkIndex: int
-    parentId: str
-    text: str
-    isTarget: bool = Field(description="true for the chunk that was asked for")
-
-
-class NeighborsResult(_Out):
-    "read_chunk_neighbors"
-
-    source: str
-    chunkIndex: int
-    chunks: list[NeighborChunk] = Field(description="in document order; empty when chunkIndex is past the end")
-
-
-class DocumentText(_Out):
-    "read_file"
-
-    source: str
-    title: str
-    chunkCount: int
-    text: str = Field(description="the whole document as Markdown, rebuilt from its sections")
-
-
-FILE_STATES = ("indexed", "not indexed", "stale", "outdatedScheme", "unreadable", "failed", "unlisted")
-
-
-class ListedFile(_Out):
-    "A file under the roots and its index state."
-
-    filePath: str
-    displayPath: str
-    state: Literal[FILE_STATES] = Field(
-        description="indexed | not indexed | stale: bytes changed on disk since indexing (sync picks it up) | "
-        "outdatedScheme: same bytes, cut by an older chunking scheme (sync re-cuts it) | unreadable: an indexed "
-        "image while the OCR extra is missing | failed: these bytes could not be ingested (see reason); a sync "
-        "retries once they change | unlisted: indexed under a folder not listed (see unlistedFolders); searchable"
-    )
-    title: str
-    chunkCount: int
-    ocrEngine: str = Field(description="OCR engine that read an image, else empty")
-    reason: str | None = Field(None, description="why the file failed to ingest (state failed only)")
-    date: DocumentDate | None = Field(None, description="the document's date, absent when it has none")
-
-
-class ListedSource(_Out):
-    "An indexed data or url item."
-
-    source: str
-    kind: Literal["data", "url"]
-    title: str
-    chunkCount: int
-    ocrEngine: str = ""
-    date: DocumentDate | None = Field(None, description="the document's date, absent when it has none")
-
-
-class FileList(_Out):
-    "list_files"
-
-    files: list[ListedFile]
-    sources: list[ListedSource] = Field(description="indexed data/url items")
-    indexedButMissing: list[str] = Field(description="indexed, gone from a folder that lists fine; sync drops them")
-    warnings: list[str] = Field(default_factory=list)
-    filterCounts: FilterCounts | None = Field(None, description="with a labels or date filter only")
-    unlistedFolders: list[dict] = Field(default_factory=list, description="path, error, indexedCount, message")
-
-
-class Ingested(_Out):
-    "ingest_file, ingest_data, ingest_url"
-
-    source: str
-    title: str
-    chunkCount: int
-    category: str
-    ocrEngine: str | None = None
-    url: str | None = None
-
-
-class SyncStarted(_Out):
-    "sync_start"
-
-    jobId: str
-    state: Literal["running"]
-
-
-class SyncProgress(_Out):
-    "Files done of the total, and the one being read."
-
-    done: int
-    total: int
-    current: str
-
-
-class SyncState(_Out):
-    "sync_status"
-
-    jobId: str
-    state: Literal["running", "succeeded", "failed"]
-    counts: dict = Field(
-        description="scanned (files seen, moves included), ingested, skipped, moved, deleted, relabelled (0 without a "
-        "taxonomy file), unreadable, failed, warnings: every field from the first poll, at zero until the sync ends"
-    )
-    progress: SyncProgress
-    seconds: float
-    error: str | None = None
-
-
-class Deleted(_Out):
-    "delete_file"
-
-    source: str
-    deleted: bool
-
-
-class Status(_Out):
-    "status: field names as in the reference README; only version and configError when the configuration is broken"
-
-    version: str = Field(description="the installed minirag version")
-    configError: str | None = Field(
-        None, description="why the configuration is invalid (every other tool refuses until fixed); null when fine"
-    )
-    sourceCount: int | None = Field(None, description="indexed sources: files, data and url items")
-    chunkCount: int | None = Field(None, description="indexed chunks")
-    staleChunkCount: int | None = Field(None, description="chunks cut by an older chunking scheme; sync_start re-cuts")
-    schemeWarning: str | None = Field(None, description="a sentence while staleChunkCount > 0, else null")
-    roots: list[str] | None = Field(None, description="document roots")
-    indexError: str | None = Field(None, description="why the index cannot be opened or created")
-    watching: bool | None = Field(None, description="present when the server follows its roots: whether it watches")
-    pendingChanges: int | None = Field(None, description="file changes seen and not yet in the index (watching)")
-    lastCaughtUp: str | None = Field(None, description="UTC time the index last caught up with the roots (watching)")
-
-
-OUTPUT_MODELS = dict(
+OUTPUT_TYPES = dict(
     query_documents=QueryResult,
-    read_chunk_neighbors=NeighborsResult,
-    read_file=DocumentText,
+    read_chunk_neighbors=Neighbors,
+    read_file=Document,
     list_files=FileList,
     ingest_file=Ingested,
     ingest_data=Ingested,
     ingest_url=Ingested,
     sync_start=SyncStarted,
-    sync_status=SyncState,
+    sync_status=SyncJob,
     delete_file=Deleted,
     status=Status,
 )
@@ -470,8 +271,8 @@ def _range(lo, hi=None) -> dict:
     return dict(json_schema_extra={"minimum": lo, **({} if hi is None else {"maximum": hi})})
 
 
-def _out(model):
-    return Annotated[CallToolResult, model]
+def _out(result: type):
+    return Annotated[CallToolResult, output_model(result)]
 
 
 _caller: ContextVar[Grant] = ContextVar("minirag_caller", default=Grant("local"))  # set per call by `_Server`
@@ -609,7 +410,7 @@ class Tools:
         return r
 
     def sync_status(self, jobId: Annotated[str, Field(description="the jobId returned by sync_start")]) -> _out(
-        SyncState
+        SyncJob
     ):
         try:  # no lock: it must answer while a sync runs
             self._wait(False)
@@ -678,13 +479,13 @@ class Tools:
             int, Field(description=f"chunks before, 0..{_MAX_NEIGHBORS}", **_range(0, _MAX_NEIGHBORS))
         ] = 2,
         after: Annotated[int, Field(description=f"chunks after, 0..{_MAX_NEIGHBORS}", **_range(0, _MAX_NEIGHBORS))] = 2,
-    ) -> _out(NeighborsResult):
+    ) -> _out(Neighbors):
         return self._call(
             "read_chunk_neighbors",
             lambda ix: ix.read_neighbors(chunkIndex, filePath, source, before, after, must_be_absolute=True),
         )
 
-    def read_file(self, filePath: _OptPath = None, source: _Source = None) -> _out(DocumentText):
+    def read_file(self, filePath: _OptPath = None, source: _Source = None) -> _out(Document):
         return self._call("read_file", lambda ix: ix.read(filePath, source, must_be_absolute=True))
 
     def list_files(

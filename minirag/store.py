@@ -63,11 +63,8 @@ def fetch_roomy(con, sql: str, params=(), arrow: bool = False, numpy: bool = Fal
         roomy, cap = tuning.roomy_memory(), _caps.get(id(con)) or tuning.duckdb_memory()
         if roomy == cap:
             raise  # the cap in force is already the roomy one
-        con.execute(f"SET memory_limit = '{roomy}'")
-        try:
+        with tuning.memory_cap(con, roomy, cap):  # then the process's cap again, or a sync's
             return run()
-        finally:
-            con.execute(f"SET memory_limit = '{cap}'")  # the process's cap, or a sync's
 
 
 def connect(path, read_only=False, extensions=("fts",)) -> duckdb.DuckDBPyConnection:

@@ -5,13 +5,14 @@
 # %% ../nbs/00a_tuning.ipynb #19feb79f
 from __future__ import annotations
 import os
+from contextlib import contextmanager
 from dataclasses import dataclass
 from .config import setting
 
 # %% auto #0
 __all__ = ['PROFILES', 'PRELOAD_MODULES', 'HOLD_MODULES', 'WRITE_MODULES', 'HUB_MODULES', 'Profile', 'apply', 'profile',
            'holds_vectors', 'duckdb_memory', 'roomy_memory', 'memory_overridden', 'limit_memory', 'write_memory',
-           'compact_memory', 'scan_memory', 'import_order', 'tesseract_env']
+           'compact_memory', 'scan_memory', 'memory_cap', 'import_order', 'tesseract_env']
 
 # %% ../nbs/00a_tuning.ipynb #0b0e1316
 for _v in ("ORT_DISABLE_TELEMETRY", "ORT_TELEMETRY_DISABLED"):  # 1.32 reads the first, later releases the second
@@ -94,6 +95,22 @@ def compact_memory() -> str:
 def scan_memory() -> str:
     "DuckDB's cap for one query's scan of every vector (no matrix held)."
     return profile().scan_memory
+
+# %% ../nbs/00a_tuning.ipynb #b7a2aea6
+@contextmanager
+def memory_cap(
+    con,
+    limit: str,
+    after: str | None = None,  # the cap to set on the way out when the caller knows it (None: the one read before)
+):
+    "Inside: DuckDB's memory capped at `limit` on `con`; the cap in force before is set again on the way out."
+    # DuckDB shows a cap rounded to 0.1 MiB ("3.8 MiB" for 4MB), so a cap read back may come back a little lower
+    before = after or con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
+    con.execute(f"SET memory_limit = '{limit}'")
+    try:
+        yield con
+    finally:
+        con.execute(f"SET memory_limit = '{before}'")
 
 # %% ../nbs/00a_tuning.ipynb #382d766d
 PRELOAD_MODULES = ("numpy", "duckdb", "duckdb_extension_fts", "onnxruntime", "tokenizers")

@@ -4,12 +4,13 @@
 
 # %% ../nbs/07d_watch.ipynb #b2456d7f
 from __future__ import annotations
-import logging, os, threading, time
+import os, threading, time
 from pathlib import Path
 from typing import Callable
+from .config import log
 
 # %% auto #0
-__all__ = ['log', 'changed_folder', 'Watcher']
+__all__ = ['changed_folder', 'Watcher']
 
 # %% ../nbs/07d_watch.ipynb #60178996
 def changed_folder(paths: list[str], roots: list[str]) -> str | None:
@@ -25,9 +26,6 @@ def changed_folder(paths: list[str], roots: list[str]) -> str | None:
     return common if inside else None
 
 # %% ../nbs/07d_watch.ipynb #cd90ae91
-log = logging.getLogger("minirag.watch")
-
-
 class Watcher:
     "Watches folders; after their changes settle, calls `sync()` once for the batch."
 

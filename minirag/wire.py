@@ -4,13 +4,18 @@
 
 # %% ../nbs/12a_wire.ipynb #7efea310
 from __future__ import annotations
-from dataclasses import fields, is_dataclass
-from .results import Hit, ListedFile, QueryResult, Status
-from .results import FileList, ListedSource, Source
-from .ingest import Ingested, IngestReport
+import sys
+from dataclasses import MISSING, fields, is_dataclass
+from functools import cache
+from types import NoneType, UnionType
+from typing import Union, get_args, get_origin
+from .dates import DocDate
+from .results import Hit, ListedFile, QueryResult, Status, FilterCounts
+from .results import FileList, ListedSource, Source, Document, Neighbors, NeighborChunk, Deleted
+from .results import Ingested, SyncJob, SyncProgress, SyncStarted
 
 # %% auto #0
-__all__ = ['RENAMED', 'LOCAL', 'OMITTED_WHEN_NONE', 'camel', 'to_wire']
+__all__ = ['RENAMED', 'LOCAL', 'OMITTED_WHEN_NONE', 'SCHEMAS', 'WIRE_TYPES', 'camel', 'to_wire', 'field_docs', 'output_model']
 
 # %% ../nbs/12a_wire.ipynb #8e14cd1d
 RENAMED = {(QueryResult, "hits"): "results", (QueryResult, "sections"): "parents"}
@@ -22,8 +27,8 @@ OMITTED_WHEN_NONE = {
     (Status, "index_bytes"),
     (Ingested, "ocr_engine"),
     (Ingested, "url"),
-    (IngestReport, "warnings"),
-    ("SyncReport", "warnings"),  # by name: a query never imports minirag.sync or minirag.jobs
+    ("IngestReport", "warnings"),  # by name: a query never imports minirag.ingest, minirag.sync or minirag.jobs
+    ("SyncReport", "warnings"),
     ("SyncStarted", "warnings"),
     ("SyncJob", "error"),
     # a document's date and a filter's counts: there when they say something
@@ -38,6 +43,9 @@ OMITTED_WHEN_NONE = {
     (ListedSource, "labels"),
     (Status, "labels"),
     (Status, "lake"),
+    (Status, "watching"),
+    (Status, "pending_changes"),
+    (Status, "last_caught_up"),
 }
 
 
@@ -65,3 +73,121 @@ def to_wire(r):
     if isinstance(r, (list, tuple)):
         return [to_wire(v) for v in r]
     return r
+
+# %% ../nbs/12a_wire.ipynb #c985e666
+SCHEMAS = {
+    Hit: (
+        "QueryHit",
+        "One ranked hit.",
+        "source title chunk_index parent_id text score distance vector_rank keyword_rank",
+    ),
+    DocDate: ("DocumentDate", "A document's date and where it was found.", "value source bulk_copy?"),
+    FilterCounts: ("FilterCounts", FilterCounts.__doc__, "unlabelled undated uncertain?"),
+    Source: ("QuerySource", "A source of the hits, in rank order.", "source title hits display_path date?"),
+    QueryResult: ("QueryResult", "query_documents", "query hits sections sources warnings? filter_counts?"),
+    NeighborChunk: ("NeighborChunk", "One chunk around the target.", "chunk_index parent_id text is_target"),
+    Neighbors: ("NeighborsResult", "read_chunk_neighbors", "source chunk_index chunks"),
+    Document: ("DocumentText", "read_file", "source title chunk_count text"),
+    ListedFile: (
+        "ListedFile",
+        ListedFile.__doc__,
+        "file_path display_path state title chunk_count ocr_engine reason? date?",
+    ),
+    ListedSource: ("ListedSource", ListedSource.__doc__, "source kind title chunk_count ocr_engine? date?"),
+    FileList: ("FileList", "list_files", "files sources indexed_but_missing warnings? filter_counts? unlisted_folders?"),
+    Ingested: (
+        "Ingested",
+        "ingest_file, ingest_data, ingest_url",
+        "source title chunk_count category ocr_engine? url?",
+    ),
+    SyncStarted: ("SyncStarted", "sync_start", "job_id state"),
+    SyncProgress: ("SyncProgress", SyncProgress.__doc__, "done total current"),
+    SyncJob: ("SyncState", "sync_status", "job_id state counts progress seconds error?"),
+    Deleted: ("Deleted", "delete_file", "source deleted"),
+    Status: (
+        "Status",
+        "status: field names as in the reference README; only version and configError when the configuration is "
+        "broken",
+        "version config_error? source_count? chunk_count? stale_chunk_count? scheme_warning? roots? index_error? "
+        "watching? pending_changes? last_caught_up?",
+    ),
+}
+WIRE_TYPES = {
+    (QueryResult, "filter_counts"): FilterCounts | None,
+    (FileList, "filter_counts"): FilterCounts | None,
+    (FileList, "unlisted_folders"): list[dict],
+    (SyncJob, "counts"): dict,  # a `SyncReport`, named not imported: a query never loads the sync machinery
+    (SyncJob, "progress"): SyncProgress,
+    (Status, "source_count"): int | None,
+    (Status, "chunk_count"): int | None,
+    (Status, "stale_chunk_count"): int | None,
+}
+
+
+def _wire_type(t):
+    "A field's type with each result dataclass in it replaced by its output model."
+    if isinstance(t, type) and is_dataclass(t):
+        return output_model(t)
+    if get_origin(t) is list:
+        return list[_wire_type(get_args(t)[0])]
+    if get_origin(t) in (Union, UnionType):
+        return Union[tuple(_wire_type(a) for a in get_args(t))]
+    return t
+
+
+@cache
+def _classes(path: str) -> dict:
+    "The top-level classes of a source file by name (parsed once: `inspect.getsource` parses it per class)."
+    import ast
+
+    with open(path, encoding="utf-8") as f:
+        return {n.name: n for n in ast.parse(f.read()).body if isinstance(n, ast.ClassDef)}
+
+
+def field_docs(cls) -> dict[str, str]:
+    "Each dataclass field's comment: the one ending its line, else the comment lines just above it."
+    import ast, inspect, linecache
+
+    path = inspect.getsourcefile(cls)
+    lines, docs = linecache.getlines(path), {}
+    for st in _classes(path)[cls.__name__].body:
+        if not (isinstance(st, ast.AnnAssign) and isinstance(st.target, ast.Name)):
+            continue
+        tail = lines[st.end_lineno - 1][st.end_col_offset :].strip()
+        above, i = [], st.lineno - 2
+        while i >= 0 and lines[i].strip().startswith("#"):
+            above.insert(0, lines[i].strip()[1:].strip())
+            i -= 1
+        doc = tail[1:].strip() if tail.startswith("#") else " ".join(above)
+        if doc:
+            docs[st.target.id] = doc
+    return docs
+
+
+def _declared(cls, name: str, optional: bool, doc: str | None):
+    "The (type, pydantic field) of one declared field: its wire type, its comment, and its default when optional."
+    from pydantic import Field
+
+    f = next(f for f in fields(cls) if f.name == name)
+    t = _wire_type(WIRE_TYPES.get((cls, name)) or eval(f.type, vars(sys.modules[cls.__module__])))
+    if not optional:
+        return t, Field(description=doc)
+    if NoneType in get_args(t):
+        return t, Field(None, description=doc)
+    if f.default is MISSING:
+        return t, Field(default_factory=f.default_factory, description=doc)
+    return t, Field(f.default, description=doc)
+
+
+@cache
+def output_model(cls):
+    "The pydantic model of a result's wire shape, whose JSON schema is the tool's output schema."
+    from pydantic import ConfigDict, create_model
+
+    title, doc, names = SCHEMAS[cls]
+    comments = field_docs(cls)
+    spec = {}
+    for n in names.split():
+        name = n.rstrip("?")
+        spec[RENAMED.get((cls, name)) or camel(name)] = _declared(cls, name, n.endswith("?"), comments.get(name))
+    return create_model(title, __config__=ConfigDict(extra="allow"), __doc__=doc, **spec)

@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from ..config import MiniragError, DEFAULT_OCR_LANG, DEFAULT_OCR_MIN_CHARS, validate_ocr_lang
-from ..config import DEFAULT_OCR_MAX_PAGES
+from ..config import DEFAULT_OCR_MAX_PAGES, file_hash
 from ..config import OCR_LANG_IDS  # noqa: F401 -- callers read the ids here too
 from ..tuning import tesseract_env
 
@@ -110,20 +110,12 @@ _RAPIDOCR_CYRILLIC = {  # file name -> (url, sha256)
 _download_lock = threading.Lock()
 
 
-def _sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def _fetch(name: str, url: str, sha256: str, folder: Path, timeout: float = 60) -> Path:
     "`folder/name`, downloaded from `url` unless already there with the right digest."
     import urllib.error, urllib.request  # here, not at import: a query process never downloads (0.03 s of imports)
 
     dest = folder / name
-    if dest.is_file() and _sha256(dest) == sha256:
+    if dest.is_file() and file_hash(dest) == sha256:
         return dest
     part = dest.with_name(dest.name + ".part")
     try:
@@ -153,7 +145,7 @@ def rapidocr_model_files(
 ) -> dict[str, Path]:
     "The Cyrillic recognition model and its dictionary; a `MiniragError` names a file that is missing or failed."
     folder = Path(cache_dir) / "ocr"
-    held = lambda n, sha: (folder / n).is_file() and _sha256(folder / n) == sha
+    held = lambda n, sha: (folder / n).is_file() and file_hash(folder / n) == sha
     missing = [] if download else [n for n, (_, sha) in _RAPIDOCR_CYRILLIC.items() if not held(n, sha)]
     if missing:
         raise MiniragError(

@@ -232,13 +232,9 @@ def sql_nearest(
         )
     else:
         sql = f"SELECT id, d, d FROM ({d}) ORDER BY d, id LIMIT ?"
-    limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     # a scan of every vector would otherwise stay cached: 1.6 GB RSS for one CLI query at 1M chunks
-    con.execute(f"SET memory_limit = '{tuning.scan_memory()}'")
-    try:
+    with tuning.memory_cap(con, tuning.scan_memory()):
         rows = con.execute(sql, [q.tolist(), *ps, int(k)]).fetchall()
-    finally:
-        con.execute(f"SET memory_limit = '{limit}'")
     if raw is not None:
         raw.update((int(i), float(o)) for i, _, o in rows)
     return [(int(i), float(b)) for i, b, _ in rows]

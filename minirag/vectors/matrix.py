@@ -204,16 +204,12 @@ def _append_compact(self: VectorMatrix, lo: int, mat: np.ndarray):
 def load(self: VectorMatrix, con, sources: list[str] | None = None, stamps=None):
     "Append the chunks of every source (or of `sources`), streamed in batches (never the whole float32 table at once)."
     stamps = stamps if stamps is not None else _rows.stamps(con)
-    limit = con.execute("SELECT current_setting('memory_limit')").fetchone()[0]
     # DuckDB would keep the scanned float32 blocks cached: 2.9 GB RSS at 1M chunks, +250 MB at 100k
-    con.execute(f"SET memory_limit = '{load_cap(con)}'")
-    try:
+    with tuning.memory_cap(con, load_cap(con)):
         for b in _rows.vector_rows(con, sources, _BATCH):
             mat = b.column(3).values.to_numpy(zero_copy_only=False).reshape(len(b), self.dim)
             cidx, kw = b.column(2).to_numpy(zero_copy_only=False), b.column(4).to_numpy(zero_copy_only=False)
             self.append(b.column(0).to_numpy(), b.column(1), cidx, mat, stamps, kw)
-    finally:
-        con.execute(f"SET memory_limit = '{limit}'")
 
 
 @patch
