@@ -94,7 +94,11 @@ SCHEMAS = {
         "file_path display_path state title chunk_count ocr_engine reason? date?",
     ),
     ListedSource: ("ListedSource", ListedSource.__doc__, "source kind title chunk_count ocr_engine? date?"),
-    FileList: ("FileList", "list_files", "files sources indexed_but_missing warnings? filter_counts? unlisted_folders?"),
+    FileList: (
+        "FileList",
+        "list_files",
+        "files sources indexed_but_missing warnings? filter_counts? unlisted_folders?",
+    ),
     Ingested: (
         "Ingested",
         "ingest_file, ingest_data, ingest_url",
