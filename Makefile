@@ -54,8 +54,9 @@ nbtest: install-test
 	@echo "nbdev-test: each notebook's start and end as it runs, then the slowest first"
 	PYTHONUNBUFFERED=1 nbdev-test --n-workers 2 --do-print --timing --flags "$$($(PY) tests/system_tools.py --nbdev-flags)"
 
+# pytest runs two test files at a time (the machines have two cores) and names the slowest tests at the end
 pytest: install-test
-	$(PY) -m pytest -q tests
+	$(PY) -m pytest -q -n 2 --dist loadfile --durations=20 tests
 
 test: nbtest pytest
 

@@ -57,7 +57,7 @@ def test_py_override_and_an_active_venv_use_that_interpreter(tmp_path):
         assert r.returncode == 0, r.stderr
         assert r.stdout.splitlines() == [
             "python3 -m pip install -q -e '.[dev,ocr,notebook,team,outlook]'",
-            "python3 -m pytest -q tests",
+            "python3 -m pytest -q -n 2 --dist loadfile --durations=20 tests",
         ], (args, env)
 
 
