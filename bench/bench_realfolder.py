@@ -138,6 +138,7 @@ def chunk_group(files: list, folder: Path, work: Path, kind: str, model: Path) -
     "Convert and chunk one group's files in this process (no embedding): what a sync would index, and how fast."
     import minirag
     from minirag.config import load_config
+    from minirag.formats import convert
     from minirag.formats.convert import convert_file, file_title, scanned_exts
     from minirag.chunk import chunk_markdown
     from minirag.tokens import TokenCounter
@@ -145,8 +146,10 @@ def chunk_group(files: list, folder: Path, work: Path, kind: str, model: Path) -
     count = TokenCounter(Path(minirag.__file__).parent / "assets/all-MiniLM-L6-v2/tokenizer.json").count
     cfg = load_config({"BASE_DIR": str(folder), "RAG_OCR_MIN_CHARS_PER_PAGE": "0"})
     got, t = {}, time.perf_counter()
+    # a file of no listed type is read when its bytes are text, where this code has that judge (as the scan does)
+    judge = convert.read_by_content(cfg) if hasattr(convert, "read_by_content") else lambda p: ""
     for p in files:
-        if p.suffix.lower() not in scanned_exts():
+        if p.suffix.lower() not in scanned_exts() and judge(p) is not None:
             continue
         try:
             c = convert_file(p, cfg)
