@@ -433,13 +433,13 @@ class SyncProgress:
 
 @dataclass
 class SyncJob(Fields):
-    "State of one background sync; `progress` holds a `SyncProgress`'s fields."
+    "State of one background sync: `counts` holds a `SyncReport`, `progress` a `SyncProgress`'s fields."
 
     job_id: str
     state: Literal["running", "succeeded", "failed"]
     # scanned (files seen, moves included), ingested, skipped, moved, deleted, relabelled (0 without a
     # taxonomy file), unreadable, failed, warnings: every field from the first poll, at zero until the sync ends
-    counts: SyncReport
+    counts: object
     progress: dict
     seconds: float
     error: str | None = None

@@ -151,14 +151,15 @@ def running_lines(pages: list[str]) -> set[str]:
 
 
 def strip_furniture(pages: list[str]) -> list[str]:
-    "Pages less their running heads and feet, page numbers and dot-leader lines of contents and indexes."
+    "Pages less their running heads and feet, page numbers, and the dot leaders of contents and indexes."
     running = running_lines(pages)
     out = []
     for text in pages:
-        lines = text.splitlines()
-        edges = set(_edges(lines))
-        drop = {i for i in edges if _shape(lines[i]) in running or _PAGE_NO.match(lines[i].strip())}
-        drop |= {i for i, l in enumerate(lines) if _DOT_LEADER.search(l.strip())}
+        raw = text.splitlines()
+        edges = set(_edges(raw))
+        drop = {i for i in edges if _shape(raw[i]) in running or _PAGE_NO.match(raw[i].strip())}
+        lines = [_DOT_LEADER.sub("", l.rstrip()).rstrip() for l in raw]  # an entry keeps its words, not its dots
+        drop |= {i for i, l in enumerate(lines) if raw[i].strip() and not l.strip()}
         out.append("\n".join(l for i, l in enumerate(lines) if i not in drop))
     return out
 
