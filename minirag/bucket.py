@@ -94,6 +94,9 @@ def reach_data(con, data: str, env: dict | None = None) -> ObjectStore:
     bucket = urlsplit(data).netloc
     con.execute(f"SET http_timeout = {o.timeout:g}")
     con.execute(f"SET http_retries = {S3_TRIES - 1}")
+    # an upload buffers one part in memory: 800 GB / 10,000 parts (DuckDB's default) is 76 MiB, over the lake's cap;
+    # 50 GB makes 5 MB parts, the least S3 takes
+    con.execute("SET s3_uploader_max_filesize = '50GB'")
     if o.key_id or o.endpoint:  # else a secret the user gave DuckDB (`CREATE PERSISTENT SECRET`) applies, if any
         con.execute(secret_sql(o, bucket))
     try:  # a prefix at the bucket's top: one short listing, however many files the lake holds
