@@ -72,6 +72,16 @@ def test_tilde_never_reaches_outside_the_scope(linked):
     assert ok(_call(linked, "writer", "read_file", {"filePath": b_y}))["chunkCount"] >= 1  # still indexed
 
 
+def test_a_tilde_scope_on_a_query_or_a_listing_never_widens_a_grant(linked):
+    b = str(linked.docs / "b")
+    for scope in ("~nobody/.." + b, "~root/.." + b, "~/docs/b", ["~/docs/b", str(linked.docs / "a")]):
+        for tool, args in (("query_documents", {"query": "beta vault combination"}), ("list_files", {})):
+            r = _call(linked, "team-a", tool, {**args, "scope": scope})
+            assert "ZEBRA" not in r.content[0].text and "y.md" not in r.content[0].text, r.content[0].text
+            if not r.is_error:
+                assert b not in json.dumps(r.structured_content), r.structured_content
+
+
 def test_an_error_shown_to_a_scoped_token_does_not_name_the_document_root(linked):
     for args in ({"filePath": "b/y.md"}, {"filePath": "~/x.md"}, {"filePath": str(linked.docs.parent / "x.md")}):
         t = refused(_call(linked, "team-a", "read_file", args))
