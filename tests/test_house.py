@@ -17,7 +17,7 @@ MAX_MODULE_LINES, MAX_FUNCTION_LINES, MAX_EXPORT_CELL_LINES = 870, 60, 150
 # the places that still break a rule, with today's figure as their ceiling
 BIG_MODULES = {}
 LONG_FUNCTIONS = {}
-BIG_CELLS = {"13_server.ipynb:_range": 273}  # the Tools class
+BIG_CELLS = {}
 TWICE_DEFINED = {}
 
 
