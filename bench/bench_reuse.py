@@ -56,7 +56,7 @@ def bench_lookup(a):
     root = tmp / "docs"
     root.mkdir()
     ix = Index.open(root, db_path=db, model_name=str(m), cache_dir=m.parent, embedder=emb, idle_close=0.5)
-    n0 = ix.engine.tables.chunk_count()
+    n0 = ix.engine.tables.counts()["chunks"]
     texts = passages(a.files * a.per_file * (2 * a.pairs + 1), a.eval_dir)
     res = {True: [], False: []}
     k = 0
@@ -202,7 +202,7 @@ def bench_corpus(a):
     t = time.perf_counter()
     r = to_wire(ix.sync())
     dt = time.perf_counter() - t
-    n = ix.engine.tables.chunk_count()
+    n = ix.engine.tables.counts()["chunks"]
     ix.close()
     out = dict(
         files=r["ingested"],

@@ -8,9 +8,9 @@ import numpy as np
 from . import tuning
 from .vectors.matrix import VectorMatrix, load_cap
 from .vectors.held import vectors, held
-from .tables import Tables
+from .feeds import Feeds
 
-_rows = Tables()  # the in-memory side always reads through its caller's open connection
+_rows = Feeds()  # the in-memory side always reads through its caller's open connection
 
 # %% auto #0
 __all__ = ['POSTINGS_HELD', 'K1', 'B', 'HeldPostings', 'held_postings', 'Sql', 'idf', 'term_score', 'keyword_top',

@@ -529,7 +529,7 @@ def lake_changes(con, since: int, upto: int) -> LakeChanges | None:
     )
 
 # %% ../nbs/05c_lake.ipynb #515f64d7
-from .tables import change_feed
+from .feeds import change_feed
 
 change_feed.update(snapshot=current_snapshot, changes=lake_changes)
 

@@ -567,7 +567,7 @@ def row_date(row: dict) -> DocDate | None:
 def read_back(
     tables,  # the storage seam (`tables.Tables`): its `hits`, `sources` and `sections`
     query: str,
-    ranked: list,  # `search.Hit`s: chunk ids with scores, best first (`search.rank`)
+    ranked: list,  # `search.Ranked`s: chunk ids with scores, best first (`search.rank`)
     warnings: list[str] | None = None,
 ) -> QueryResult:
     "The typed result of ranked hits: the hits, their sections (parent id -> text) and their sources."

@@ -18,7 +18,7 @@ from .bm25 import K1, B, Sql, held_keyword_search, idf, term_score
 # %% auto #0
 __all__ = ['MAX_QUERY_CHARS', 'DOC_CONTEXT', 'DOC_BM25', 'RRF_K', 'COS_SCALE', 'FUSIONS', 'INFO_RANK', 'VEC_SPREAD', 'KW_SPREAD',
            'VOCAB_SHARE', 'LETTERS_PER_PIECE', 'SILENT', 'REFERENCE_PAIRS', 'PACKAGED_MATCH_GAP', 'SCALE_RANGE',
-           'SCALES_FILE', 'vector_search', 'query_terms', 'keyword_search', 'Hit', 'fuse', 'fuse_adaptive',
+           'SCALES_FILE', 'vector_search', 'query_terms', 'keyword_search', 'Ranked', 'fuse', 'fuse_adaptive',
            'default_fusion', 'candidate_window', 'vocab_share', 'term_share', 'side_signals', 'informativeness',
            'effective_weight', 'fuse_lists', 'match_gap', 'scale_key', 'saved_scales', 'distance_scale', 'group_cut',
            'apply_filters', 'validate_query', 'display_path', 'section_id', 'Candidates', 'candidates', 'rank',
@@ -121,7 +121,7 @@ RRF_K = 60
 
 
 @dataclass
-class Hit:
+class Ranked:
     "One fused search result."
 
     chunk_id: int
@@ -131,7 +131,7 @@ class Hit:
     keyword_rank: int | None = None
 
 
-def _ranked(hits: dict) -> list[Hit]:
+def _ranked(hits: dict) -> list[Ranked]:
     inf = float("inf")
     return sorted(
         hits.values(),
@@ -148,13 +148,13 @@ def fuse(
     vec: list[tuple[int, float]],  # (chunk id, distance), closest first
     kw: list[tuple[int, float]],  # (chunk id, BM25 score), best first
     w: float,  # keyword weight, 0..1
-) -> list[Hit]:
+) -> list[Ranked]:
     "Weighted RRF of the vector list and the keyword list, best first."
-    hits: dict[int, Hit] = {}
+    hits: dict[int, Ranked] = {}
     for r, (cid, d) in enumerate(vec):
-        hits[cid] = Hit(cid, (1 - w) / (RRF_K + r + 1), d, r)
+        hits[cid] = Ranked(cid, (1 - w) / (RRF_K + r + 1), d, r)
     for r, (cid, _) in enumerate(kw):
-        h = hits.setdefault(cid, Hit(cid))
+        h = hits.setdefault(cid, Ranked(cid))
         h.score += w / (RRF_K + r + 1)
         h.keyword_rank = r
     return [h for h in _ranked(hits) if h.score > 0]
@@ -170,21 +170,21 @@ def fuse_adaptive(
     w: float,  # keyword weight, 0..1
     kw_full: bool = False,  # the keyword list was cut at its window (more chunks match)
     scale: float = 1.0,  # the model's unit of cosine distance against the packaged model's (`distance_scale`)
-) -> list[Hit]:
+) -> list[Ranked]:
     "Scale-aware score fusion: keyword score / best keyword score, vector closeness in units of COS_SCALE × scale."
-    hits: dict[int, Hit] = {}
+    hits: dict[int, Ranked] = {}
     vs = {}
     if vec:  # a side without weight still lists its candidates, after the other side's (score 0 or its floor)
         d0 = vec[0][1]
         vs = {cid: 1 - (d - d0) / (COS_SCALE * scale) for cid, d in vec} if w < 1 else {}
         for r, (cid, d) in enumerate(vec):
-            hits[cid] = Hit(cid, 0.0, d, r)
+            hits[cid] = Ranked(cid, 0.0, d, r)
     ks = {}
     if kw:
         top = kw[0][1] if kw[0][1] > 0 else 1.0
         ks = {cid: s / top for cid, s in kw} if w > 0 else {}
         for r, (cid, _) in enumerate(kw):
-            hits.setdefault(cid, Hit(cid)).keyword_rank = r
+            hits.setdefault(cid, Ranked(cid)).keyword_rank = r
     vfloor = min(vs.values()) if vs else 0.0
     kfloor = min(ks.values()) if (ks and kw_full and w < 1) else 0.0
     for h in hits.values():
@@ -272,7 +272,7 @@ def fuse_lists(
     known: float = 1.0,  # vocab_share of the query (adaptive only)
     scale: float = 1.0,  # the model's unit of cosine distance, `distance_scale` (adaptive only)
     found: float = 1.0,  # share of the query's terms the index holds, `term_share` (adaptive only)
-) -> list[Hit]:
+) -> list[Ranked]:
     "Fuse the two candidate lists with the named fusion; `w=0`/`w=1` are pure vector/keyword order."
     if fusion not in FUSIONS:
         raise MiniragError(f"fusion={fusion!r} is not valid; use {' or '.join(FUSIONS)}")
@@ -363,7 +363,7 @@ def distance_scale(embedder) -> float:
     return _scales[key]
 
 # %% ../nbs/06_search.ipynb #ea26daed
-def group_cut(hits: list[Hit], grouping: str | None) -> list[Hit]:
+def group_cut(hits: list[Ranked], grouping: str | None) -> list[Ranked]:
     "Keep the first (similar) or first two (related) relevance groups."
     if grouping not in ("similar", "related"):
         return hits
@@ -381,8 +381,8 @@ def group_cut(hits: list[Hit], grouping: str | None) -> list[Hit]:
 
 # %% ../nbs/06_search.ipynb #0cbf4112
 def apply_filters(
-    hits: list[Hit], grouping=None, max_distance=None, max_files=None, source_of=None, top_k: int | None = None
-) -> list[Hit]:
+    hits: list[Ranked], grouping=None, max_distance=None, max_files=None, source_of=None, top_k: int | None = None
+) -> list[Ranked]:
     "Max distance, max files, cut to `top_k`, then grouping — fused order kept throughout."
     if max_distance is not None:
         hits = [h for h in hits if h.distance is not None and h.distance <= max_distance]
@@ -496,7 +496,7 @@ def rank(
     max_files: int | None = None,
     sources: dict[int, str] | None = None,  # chunk id -> source, for max_files
     scale: float = 1.0,  # the model's unit of cosine distance, `distance_scale` (adaptive only)
-) -> list[Hit]:
+) -> list[Ranked]:
     "The hits of one query, best first: fused, raw distances restored, filtered, cut to `top_k`, grouped."
     hits = fuse_lists(c.vec, c.kw, weight, fusion, c.window, known, scale, c.found)
     for h in hits:

@@ -32,8 +32,8 @@ from . import tuning
 # %% auto #0
 __all__ = ['INSTRUCTIONS', 'MAX_BUILTIN_INSTRUCTIONS', 'MAX_INSTRUCTIONS', 'TOOL_DESCRIPTIONS', 'TOOL_ANNOTATIONS', 'TOOL_NAMES',
            'TOOL_RIGHTS', 'OUTPUT_TYPES', 'TTY_HINT', 'FRAME_SLACK', 'WARM_AFTER_HANDSHAKE', 'WARM_AT_LATEST',
-           'server_instructions', 'error_message', 'tool_result', 'tool_error', 'Tools', 'unknown_arguments',
-           'grant_of', 'build_server', 'serve', 'StdioFrames', 'warm_soon', 'claim_stdio']
+           'server_instructions', 'error_message', 'tool_result', 'tool_error', 'SharedIndex', 'Tools',
+           'unknown_arguments', 'grant_of', 'build_server', 'serve', 'StdioFrames', 'warm_soon', 'claim_stdio']
 
 # %% ../nbs/13_server.ipynb #43ad9f5b
 INSTRUCTIONS = (
@@ -245,43 +245,13 @@ OUTPUT_TYPES = dict(
 )
 
 # %% ../nbs/13_server.ipynb #3864353a
-_MAX_NEIGHBORS = 50  # = minirag.api.MAX_NEIGHBORS, not imported: minirag.api pulls in DuckDB
-_Path = Annotated[str, Field(description="absolute path of a file inside a document root")]
-_OptPath = Annotated[str | None, Field(description="absolute path of an indexed file (or use source)")]
-_Source = Annotated[str | None, Field(description="id of a data/url source, as shown in results (or use filePath)")]
-_Scope = Annotated[
-    str | list[str] | None,
-    Field(
-        description="optional: an absolute folder/file path or a data/url id prefix to search under, "
-        "or a list of them (union); matches at separators"
-    ),
-]
-_Labels = Annotated[
-    dict[str, str | list[str]] | None,
-    Field(
-        description="optional: {facet: value} or {facet: [values]} (values of a facet are alternatives, facets "
-        "combine); needs the corpus's taxonomy file (status lists the facets)"
-    ),
-]
-_DateFrom = Annotated[str | None, Field(description="optional: only documents dated on or after this day, YYYY-MM-DD")]
-_DateTo = Annotated[str | None, Field(description="optional: only documents dated on or before this day, YYYY-MM-DD")]
-
-
-def _range(lo, hi=None) -> dict:
-    return dict(json_schema_extra={"minimum": lo, **({} if hi is None else {"maximum": hi})})
-
-
-def _out(result: type):
-    return Annotated[CallToolResult, output_model(result)]
-
-
 _caller: ContextVar[Grant] = ContextVar("minirag_caller", default=Grant("local"))  # set per call by `_Server`
 # what a write imports on its first call, beyond `preload`: imported before it runs, never beside another call's imports
 _WRITE_IMPORTS = ("minirag.jobs", "minirag.urlguard", "minirag.formats.convert")
 
 
-class Tools:
-    "The eleven MCP tools over one lazily opened `Index`."
+class SharedIndex:
+    "The `Index` the tool calls share: opened on first use, imports on one thread, writes one at a time."
 
     def __init__(
         self,
@@ -397,6 +367,40 @@ class Tools:
                 log.debug("warm-up done in %.2f s (%s)", time.perf_counter() - t0, done)
         except Exception as e:  # the tool that needs the failing part reports it
             log.debug("warm-up stopped: %s", error_message(e), exc_info=setting("MINIRAG_DEBUG"))
+
+# %% ../nbs/13_server.ipynb #3864353c
+_MAX_NEIGHBORS = 50  # = minirag.api.MAX_NEIGHBORS, not imported: minirag.api pulls in DuckDB
+_Path = Annotated[str, Field(description="absolute path of a file inside a document root")]
+_OptPath = Annotated[str | None, Field(description="absolute path of an indexed file (or use source)")]
+_Source = Annotated[str | None, Field(description="id of a data/url source, as shown in results (or use filePath)")]
+_Scope = Annotated[
+    str | list[str] | None,
+    Field(
+        description="optional: an absolute folder/file path or a data/url id prefix to search under, "
+        "or a list of them (union); matches at separators"
+    ),
+]
+_Labels = Annotated[
+    dict[str, str | list[str]] | None,
+    Field(
+        description="optional: {facet: value} or {facet: [values]} (values of a facet are alternatives, facets "
+        "combine); needs the corpus's taxonomy file (status lists the facets)"
+    ),
+]
+_DateFrom = Annotated[str | None, Field(description="optional: only documents dated on or after this day, YYYY-MM-DD")]
+_DateTo = Annotated[str | None, Field(description="optional: only documents dated on or before this day, YYYY-MM-DD")]
+
+
+def _range(lo, hi=None) -> dict:
+    return dict(json_schema_extra={"minimum": lo, **({} if hi is None else {"maximum": hi})})
+
+
+def _out(result: type):
+    return Annotated[CallToolResult, output_model(result)]
+
+# %% ../nbs/13_server.ipynb #38643540
+class Tools(SharedIndex):
+    "The eleven MCP tools over one lazily opened `Index`."
 
     def sync_start(
         self,

@@ -18,8 +18,7 @@ from .store import has_chunks as _chunks_table_exists
 from .store import build_lookups, remove_lookups, on_lake
 
 # %% auto #0
-__all__ = ['CONFLICT_RETRIES', 'change_feed', 'SourceRecord', 'check_model', 'Tables', 'input_key', 'ensure_input_keys',
-           'Selection']
+__all__ = ['CONFLICT_RETRIES', 'SourceRecord', 'check_model', 'Tables', 'input_key', 'ensure_input_keys', 'Selection']
 
 # %% ../nbs/05b_tables.ipynb #e486e201
 @dataclass
@@ -121,7 +120,7 @@ def _delete(con, source: str) -> int:
 
 
 class Tables:
-    "The row operations on one index (the storage seam): writes, reads, and the in-memory side's feeds."
+    "The row operations on one index (the storage seam): writes and reads (`feeds.Feeds` adds the in-memory side's)."
 
     def __init__(self, store: Store | None = None):  # None: every call passes its open connection
         self.store = store
@@ -772,79 +771,6 @@ def sections(self: Tables, keys: list[tuple[str, str]], con=None) -> dict[tuple[
             row = dict(zip(names, r))
             by.setdefault((row["source"], row["parent_id"]), []).append(row)
     return by
-
-# %% ../nbs/05b_tables.ipynb #0a605511
-@patch
-def stamps(self: Tables, con=None) -> dict:
-    "source -> when it was last written."
-    with self._session(con) as c:
-        return dict(c.execute("SELECT source, ingested_at FROM sources").fetchall())
-
-
-@patch
-def chunk_count(self: Tables, con=None) -> int:
-    "Chunks in the index (0 before the first write)."
-    with self._session(con) as c:
-        return c.execute("SELECT count(*) FROM chunks").fetchone()[0] if _chunks_table_exists(c) else 0
-
-
-@patch
-def vector_dim(self: Tables, con=None) -> int:
-    "The vectors' dimension: the model's, as recorded, else the first vector's length."
-    with self._session(con) as c:
-        return int(_meta(c).get("dim", 0)) or c.execute("SELECT len(emb) FROM chunks LIMIT 1").fetchone()[0]
-
-
-@patch
-def vector_rows(self: Tables, con, sources: list[str] | None = None, batch: int = 1 << 16):
-    "Arrow batches of (id, source, chunk_index, emb, kw_len) of every chunk, or of these sources' chunks."
-    where, ps = ("WHERE source IN (SELECT unnest(?::VARCHAR[]))", [list(sources)]) if sources is not None else ("", [])
-    con.execute(f"SELECT id, source, chunk_index, emb, coalesce(kw_len, 0) FROM chunks {where}", ps)
-    return con.to_arrow_reader(batch)
-
-
-@patch
-def postings_count(self: Tables, con=None) -> int:
-    "Postings in the index."
-    with self._session(con) as c:
-        return c.execute("SELECT count(*) FROM postings").fetchone()[0]
-
-
-@patch
-def posting_rows(self: Tables, con, from_id: int | None = None, batch: int = 1 << 18):
-    "Arrow batches of (term, chunk_id, tf) of every posting, or of chunks from `from_id` on."
-    where, ps = ("WHERE chunk_id >= ?", [int(from_id)]) if from_id is not None else ("", [])
-    con.execute(f"SELECT term, chunk_id, tf FROM postings {where}", ps)
-    return con.to_arrow_reader(batch)
-
-
-@patch
-def postings_of(self: Tables, terms: list[str], con=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    "(term position in `terms`, chunk id, tf) of every posting of `terms`."
-    ph = ", ".join("?" * len(terms))  # constants in an IN list: zone maps skip the row groups of other terms
-    with self._session(con) as c:
-        t = fetch_roomy(
-            c,
-            f"SELECT list_position(?::VARCHAR[], term)::INTEGER - 1, chunk_id, tf FROM postings WHERE term IN ({ph})",
-            [terms, *terms],
-            numpy=True,  # a dict of numpy columns: a one-shot query need not import pyarrow (0.05 s)
-        )
-    return tuple(np.asarray(a) for a in t.values())
-
-# %% ../nbs/05b_tables.ipynb #4a3eef6f
-change_feed: dict = {}  # `snapshot(con)` and `changes(con, since, upto)` of the backend that keeps one (05c_lake)
-
-
-@patch
-def snapshot_id(self: Tables, con) -> int | None:
-    "The position in the change feed that `con` reads (a lake's snapshot); None for a backend without one."
-    return change_feed["snapshot"](con) if on_lake(con) and change_feed else None
-
-
-@patch
-def changes(self: Tables, con, since: int, upto: int):
-    "The rows changed after position `since` up to `upto` (sources, chunks, postings); None when it cannot tell."
-    return change_feed["changes"](con, since, upto) if on_lake(con) and change_feed else None
 
 # %% ../nbs/05b_tables.ipynb #8b988cda
 @patch

@@ -15,11 +15,10 @@ PKG, NBS = ROOT / "minirag", ROOT / "nbs"
 MAX_MODULE_LINES, MAX_FUNCTION_LINES, MAX_EXPORT_CELL_LINES = 870, 60, 150
 
 # the places that still break a rule, with today's figure as their ceiling
-BIG_MODULES = {"tables.py": 891}
+BIG_MODULES = {}
 LONG_FUNCTIONS = {}
-BIG_CELLS = {"13_server.ipynb:_range": 273}  # the Tools class
-# `Hit` as the ranking's fused hit and as the typed result's hit
-TWICE_DEFINED = {"Hit": 2}
+BIG_CELLS = {}
+TWICE_DEFINED = {}
 
 
 def modules() -> list[Path]:

@@ -7,7 +7,7 @@ from conftest import need_tool, write
 from minirag.api import Index, ingest_paths
 from minirag.chunk import CODE_SPLIT_MARK, table_header
 from minirag.search import (
-    Hit,
+    Ranked,
     group_cut,
     apply_filters,
     fuse,
@@ -62,7 +62,7 @@ def ids(r):
 
 
 def hits(ds):
-    return [Hit(i, 1.0 / (i + 1), d) for i, d in enumerate(ds)]
+    return [Ranked(i, 1.0 / (i + 1), d) for i, d in enumerate(ds)]
 
 
 def test_grouping_needs_three_distances():
@@ -185,7 +185,7 @@ def test_grouping_from_env_cuts_the_result_list(built, docs_root, model_dir, sha
     q = "how do I bake bread"
     base = to_wire(built.query(q, top_k=10))
     r = to_wire(open_ix(docs_root, model_dir, shared_embedder, RAG_GROUPING=grouping).query(q, top_k=10))
-    hs = [Hit(i, 0.0, h["distance"]) for i, h in enumerate(base["results"])]
+    hs = [Ranked(i, 0.0, h["distance"]) for i, h in enumerate(base["results"])]
     want = [ids(base)[h.chunk_id] for h in group_cut(hs, grouping)]
     assert ids(r) == want  # exactly the grouped result list, fused order kept
     assert sum(s["hits"] for s in r["sources"]) == len(r["results"])

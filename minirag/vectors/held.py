@@ -9,14 +9,14 @@ from pathlib import Path
 import numpy as np
 from ..security import scope_condition
 from .. import tuning
-from ..tables import Tables
+from ..feeds import Feeds
 from ..store import emb_array
 from .matrix import VectorMatrix
 from .snapshot import read, keep, following
 from .snapshot import write as write_snapshot
 
 
-_rows = Tables()  # the in-memory side always reads through its caller's open connection
+_rows = Feeds()  # the in-memory side always reads through its caller's open connection
 
 # %% auto #0
 __all__ = ['COMPACT_ABOVE', 'snapshot_path', 'vectors', 'keep_snapshot', 'held', 'followed', 'one_shot_vectors', 'prefetch',

@@ -8,12 +8,12 @@ import bisect, os, tempfile, threading
 import numpy as np
 from fastcore.basics import patch
 from .. import tuning
-from ..tables import Tables
+from ..feeds import Feeds
 from ..store import on_lake
 from ..config import log
 
 
-_rows = Tables()  # the in-memory side always reads through its caller's open connection
+_rows = Feeds()  # the in-memory side always reads through its caller's open connection
 
 # %% auto #0
 __all__ = ['DENSE_SHARE', 'CANDIDATES', 'CANDIDATE_SHARE', 'load_cap', 'quantize', 'sign_bits', 'NoRoom', 'VectorMatrix',
