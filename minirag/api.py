@@ -632,7 +632,8 @@ def _fused(ask, r: QueryResult) -> bool:
     "Whether both sides found hits: `r`'s, else those of `ask`ing the words of its best hit (which both find)."
     if _both_sides(r) or not r.hits:
         return _both_sides(r)
-    return _both_sides(ask(" ".join(r.hits[0].text.split()[:12])[:200]))
+    words = " ".join(r.hits[0].text.split()[:12])[:200]
+    return bool(words) and _both_sides(ask(words))
 
 
 @patch
