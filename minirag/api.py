@@ -623,22 +623,45 @@ def sync_status(self: Index, job_id: str) -> SyncJob:
     return jobs_of(self).status(job_id)
 
 # %% ../nbs/10_api.ipynb #93a51448
+def _both_sides(r: QueryResult) -> bool:
+    "Whether the vector side and the keyword side each found some of a query's hits."
+    return any(h.vector_rank is not None for h in r.hits) and any(h.keyword_rank is not None for h in r.hits)
+
+
+def _fused(ask, r: QueryResult) -> bool:
+    "Whether both sides found hits: `r`'s, else those of `ask`ing the words of its best hit (which both find)."
+    if _both_sides(r) or not r.hits:
+        return _both_sides(r)
+    words = " ".join(r.hits[0].text.split()[:12])[:200]
+    return bool(words) and _both_sides(ask(words))
+
+
 @patch
-def warm_up(self: Index, stop=lambda: False) -> list[str]:
-    "Load what a first query needs (imports, model, first inference, vectors), writing nothing; `stop()` ends it."
+def warm_up(self: Index, stop=lambda: False, then=None) -> list[str]:
+    """Load what a first query needs (imports, model, first inference, vectors, both sides of fusion), writing
+    nothing; `stop()` ends it; `then(result)` converts the last query's result as the caller will."""
     cfg = self.cfg.check()
-    emb, done = self.engine.embedder, []
+    emb, done, last = self.engine.embedder, [], []
     model = cfg.hybrid_weight < 1 and _model_on_disk(emb)
+
+    def ask(q: str) -> QueryResult:
+        last[:] = [self.query(q, 8, weight=None if model else 1.0)]
+        return last[0]
+
     steps = [("imports", lambda: preload(query_only=True, model_name=cfg.model_name))]
     if model:  # an ONNX session's first run is the slow one
         steps += [("model", emb._load), ("inference", lambda: emb.embed_query(WARM_QUERY))]
     if self.store.exists():  # never creates the index: a fresh install stays untouched
-        steps.append(("index", lambda: self.query(WARM_QUERY, 8, weight=None if model else 1.0)))
+        steps.append(("index", lambda: ask(WARM_QUERY)))
+        if model and cfg.hybrid_weight > 0:  # hits on both sides load the tokenizer and the distance scale
+            steps.append(("fusion", lambda: _fused(ask, last[0])))
+        if then is not None:
+            steps.append(("output", lambda: then(last[0])))
     for name, step in steps:
         if stop():
             break
-        step()
-        done.append(name)
+        if step() is not False:  # a step that could not do its part is not named
+            done.append(name)
     return done
 
 # %% ../nbs/10_api.ipynb #293b9747

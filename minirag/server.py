@@ -363,7 +363,7 @@ class SharedIndex:
             finally:
                 self._imported.set()
             if ix is not None:
-                done = ix.warm_up(stop=self._needed.is_set)
+                done = ix.warm_up(stop=self._needed.is_set, then=tool_result)  # a call's own conversion
                 log.debug("warm-up done in %.2f s (%s)", time.perf_counter() - t0, done)
         except Exception as e:  # the tool that needs the failing part reports it
             log.debug("warm-up stopped: %s", error_message(e), exc_info=setting("MINIRAG_DEBUG"))

@@ -127,7 +127,8 @@ def _answer(p, want_id: int) -> dict:
 
 
 def test_a_client_that_never_lists_the_tools_gets_a_warm_server(root, model_dir):
-    "Issue 47 item 5: the warm-up starts after the handshake's answer; it used to wait for a `tools/list`."
+    """Issue 47 item 5: the warm-up starts after the handshake's answer (it used to wait for a `tools/list`), and runs
+    a query both sides of fusion answer (the warm query's words are in neither document)."""
     import threading, time
 
     _docs(root)
@@ -152,7 +153,8 @@ def test_a_client_that_never_lists_the_tools_gets_a_warm_server(root, model_dir)
         _send(p, {"jsonrpc": "2.0", "method": "notifications/initialized"})
         assert warmed.wait(timeout=240), "".join(log)  # no tools/list, no call: the server warms up on its own
         done = [line for line in log if "warm-up done" in line][0]
-        assert all(step in done for step in ("'model'", "'inference'", "'index'")), done
+        # both sides of fusion found hits (the tokenizer and the distance scale loaded), the result was converted
+        assert all(step in done for step in ("'model'", "'inference'", "'index'", "'fusion'", "'output'")), done
         call = {"name": "query_documents", "arguments": {"query": "overpayment refund", "topK": 1}}
         t0 = time.perf_counter()
         _send(p, {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": call})
