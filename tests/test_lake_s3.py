@@ -1,8 +1,8 @@
 """A team index whose data lies on an S3-compatible server (moto's, started by the tests with its signature and IAM
 checks on: tests/s3.py) and whose catalog is a real PostgreSQL (tests/pg.py): the AWS variables reach the lake, a bad
 key, bucket or endpoint is a clear error within the stated time, writers and readers on several 'machines' share one
-bucket, `maintain` and `copy` work on it, a writer killed mid-commit leaves it consistent, and two HTTP servers
-answer the same tokens over the same lake."""
+lake under a bucket's prefix, `maintain` merges on it and deletes expired files from it, `copy` works on it, a writer
+killed mid-commit leaves it consistent, and two HTTP servers answer the same tokens over the same lake."""
 
 import json, os, signal, socket, subprocess, sys, threading, time, uuid
 from pathlib import Path
@@ -26,8 +26,20 @@ def s3():
 def lake(pg, s3):
     "A fresh catalog and a fresh bucket: the lake's two halves, as every machine of the team names them."
     bucket = "team-" + uuid.uuid4().hex[:8]
-    # the lake fills the bucket: moto refuses the signature of a listing under a prefix with a slash (AWS takes it)
     return dict(MINIRAG_CATALOG=pg.new_database(), MINIRAG_DATA=f"s3://{bucket}/", **s3.env(bucket))
+
+
+PREFIX = "team/minirag/"
+OTHERS = ("team/notes.txt", "elsewhere/report.csv")  # the team's other objects in the bucket
+
+
+@pytest.fixture
+def prefixed(lake, s3):
+    "A lake under a prefix of a bucket that holds other objects too (`MINIRAG_DATA=s3://bucket/team/minirag/`)."
+    bucket = lake["MINIRAG_DATA"].removeprefix("s3://").rstrip("/")
+    for key in OTHERS:
+        s3.client().put_object(Bucket=bucket, Key=key, Body=b"not the lake's")
+    return dict(lake, MINIRAG_DATA=f"s3://{bucket}/{PREFIX}")
 
 
 def machine(lake, tmp_path, model_dir, root, home, **extra) -> dict:
@@ -63,7 +75,17 @@ def notes(root, n=6):
 
 
 def bucket_keys(s3, lake) -> list[str]:
-    return s3.keys(lake["MINIRAG_DATA"].removeprefix("s3://").rstrip("/"))
+    "The keys of the lake's objects: its bucket's, under its prefix if any."
+    bucket, _, prefix = lake["MINIRAG_DATA"].removeprefix("s3://").partition("/")
+    return s3.keys(bucket, prefix)
+
+
+def others_untouched(s3, lake):
+    "Every object of the bucket is the lake's, under its prefix, or one of the others, as they were put."
+    bucket = lake["MINIRAG_DATA"].removeprefix("s3://").partition("/")[0]
+    keys = s3.keys(bucket)
+    assert set(OTHERS) <= set(keys) and all(k in OTHERS or k.startswith(PREFIX) for k in keys), keys
+    assert all(s3.client().get_object(Bucket=bucket, Key=k)["Body"].read() == b"not the lake's" for k in OTHERS)
 
 
 def test_the_aws_variables_reach_the_bucket_and_status_shows_no_key(lake, s3, tmp_path, model_dir, root):
@@ -81,6 +103,14 @@ def test_the_aws_variables_reach_the_bucket_and_status_shows_no_key(lake, s3, tm
         assert lake["AWS_SECRET_ACCESS_KEY"] not in out and lake["AWS_ACCESS_KEY_ID"] not in out
     q = cli_json(env, "query", "topic1 server1")
     assert q["results"][0]["source"].endswith("f01.md"), q
+
+
+def test_the_server_checks_a_listing_under_a_prefix_as_aws_does(prefixed, s3):
+    "The right key lists under the prefix (a moto before 5.2.4 refused it); a wrong secret is refused there too."
+    bucket = prefixed["MINIRAG_DATA"].removeprefix("s3://").partition("/")[0]
+    assert s3.keys(bucket, "team/") == ["team/notes.txt"]
+    with pytest.raises(Exception, match="SignatureDoesNotMatch"):
+        s3.client(secret="not-the-secret").list_objects_v2(Bucket=bucket, Prefix="team/")
 
 
 class Silent:
@@ -179,9 +209,13 @@ def test_a_wrong_key_stops_a_sync_with_one_line_naming_it(lake, tmp_path, model_
     assert "not-the-secret" not in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.stderr
 
 
-def test_two_writers_sync_into_one_bucket_while_a_reader_follows(lake, s3, tmp_path, model_dir, root, monkeypatch):
+def test_two_writers_sync_into_a_lake_under_a_bucket_prefix_while_a_reader_follows(
+    prefixed, s3, tmp_path, model_dir, root, monkeypatch
+):
+    "The lake under `s3://bucket/team/minirag/`, beside the team's other objects, which it leaves as they were."
     from minirag.api import Index
 
+    lake = prefixed
     notes(root, 12)
     for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_REGION", "AWS_ENDPOINT_URL"):
         monkeypatch.setenv(k, lake[k])
@@ -207,6 +241,9 @@ def test_two_writers_sync_into_one_bucket_while_a_reader_follows(lake, s3, tmp_p
     got = {h.source for h in reader.query("topic11 server11", top_k=3).hits}
     assert str(root / "f11.md") in got, got
     reader.close(), fresh.close()
+    keys = bucket_keys(s3, lake)
+    assert keys and all(k.startswith(PREFIX) and k.endswith(".parquet") for k in keys), keys
+    others_untouched(s3, lake)
 
 
 def test_maintain_merges_on_the_bucket_and_copy_moves_an_index_in_and_out(lake, pg, s3, tmp_path, model_dir, root):
@@ -234,6 +271,61 @@ def test_maintain_merges_on_the_bucket_and_copy_moves_an_index_in_and_out(lake, 
     assert bucket_keys(s3, other)
     assert cli_json(env2, "query", "item2 note")["results"][0]["source"].endswith("n2.md")
     assert cli_json(env2, "sync")["ingested"] == 0  # nothing embedded again
+
+
+def rewind(catalog: str, hours: int = 2):
+    "The lake as it stands `hours` later: its snapshots' times and its files' deletion schedule moved back."
+    from minirag.lake import _pg
+
+    con = _pg(catalog, "test clock")
+    clocks = (("ducklake_snapshot", "snapshot_time"), ("ducklake_files_scheduled_for_deletion", "schedule_start"))
+    for table, col in clocks:
+        con.execute("CALL postgres_execute('pg', ?)", [f"UPDATE {table} SET {col} = {col} - interval '{hours} hours'"])
+    con.close()
+
+
+def live_files(catalog: str) -> set[str]:
+    "The paths of the data and delete files the lake's current snapshot reads."
+    from minirag.lake import _pg, _pg_query
+
+    con = _pg(catalog, "test")
+    got = {
+        p
+        for t in ("ducklake_data_file", "ducklake_delete_file")
+        for (p,) in _pg_query(con, f"SELECT path FROM {t} WHERE end_snapshot IS NULL")
+    }
+    con.close()
+    return got
+
+
+def test_maintain_expires_old_snapshots_and_deletes_their_files_from_the_bucket(
+    prefixed, s3, tmp_path, model_dir, root
+):
+    "Files no snapshot of the last hour reads are deleted from the bucket; the lake answers as before."
+    lake, catalog = prefixed, prefixed["MINIRAG_CATALOG"]
+    env = machine(lake, tmp_path, model_dir, root, "a")
+    for i in range(5):  # small commits: small files on the bucket
+        write(root, f"n{i}.md", f"# Note {i}\n\nA short note about item{i} " + "and more words " * 40 + "\n")
+        cli(env, "ingest", str(root / f"n{i}.md"))
+    write(root, "n0.md", "# Note 0\n\nRewritten: item0 now speaks of apricots " + "and more words " * 40 + "\n")
+    cli(env, "ingest", str(root / "n0.md"))  # its old rows deleted: a delete file
+    first = set(bucket_keys(s3, lake))
+    m = cli_json(env, "maintain")  # merges; every snapshot is younger than an hour, so every file stays
+    assert m["after"]["data_files"] < m["before"]["data_files"], m
+    merged = set(bucket_keys(s3, lake))
+    assert first < merged, (first, merged)
+    rewind(catalog)  # two hours later: the old snapshots expire, and the files only they read are due for deletion
+    m = cli_json(env, "maintain")
+    assert m["after"]["snapshots"] < m["before"]["snapshots"], m
+    rewind(catalog)  # two more: deleted
+    cli_json(env, "maintain")
+    last = set(bucket_keys(s3, lake))
+    names = {k.rsplit("/", 1)[-1] for k in last}
+    assert names == {p.rsplit("/", 1)[-1] for p in live_files(catalog)}, last  # the files read are there, only they
+    assert first - last and not last - merged, (first, merged, last)  # the small files of the commits are gone
+    assert cli_json(env, "query", "item2 note")["results"][0]["source"].endswith("n2.md")
+    assert cli_json(env, "query", "apricots item0")["results"][0]["source"].endswith("n0.md")
+    others_untouched(s3, lake)
 
 
 def test_a_writer_killed_mid_commit_leaves_a_consistent_lake_on_the_bucket(
