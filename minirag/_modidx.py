@@ -638,6 +638,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                                                                      'minirag/formats/sheets.py')},
             'minirag.formats.source': { 'minirag.formats.source._breaks': ('source.html#_breaks', 'minirag/formats/source.py'),
                                         'minirag.formats.source.code_pieces': ('source.html#code_pieces', 'minirag/formats/source.py'),
+                                        'minirag.formats.source.script_lang': ('source.html#script_lang', 'minirag/formats/source.py'),
                                         'minirag.formats.source.source_lang': ('source.html#source_lang', 'minirag/formats/source.py'),
                                         'minirag.formats.source.source_to_markdown': ( 'source.html#source_to_markdown',
                                                                                        'minirag/formats/source.py')},

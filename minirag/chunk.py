@@ -21,7 +21,8 @@ from .config import MiniragError, DEFAULT_CHUNK_TOKEN_BUDGET
 # re-cuts every source cut with an older scheme. 2: PDF text layer, sheets, HTML main content.
 # 3: a table chunk's repeated header row and a split fence's marker line are read by a caller (out of the prefix).
 # 4: no junk: blank table cells, layout tables, navigation lines, page furniture and chunks without letters.
-SCHEME_VERSION = 4
+# 5: scripts read by their bytes are code, not a heading per comment line.
+SCHEME_VERSION = 5
 SECTION_CAP = 4000  # characters in a section returned to a caller
 CODE_BUDGETS = 4  # a closed code fence stays atomic up to this many budgets
 CODE_SPLIT_MARK = "[code block split to fit the token budget]"  # first line of every piece of a split fence
