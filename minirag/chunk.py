@@ -21,7 +21,8 @@ from .config import MiniragError, DEFAULT_CHUNK_TOKEN_BUDGET
 # re-cuts every source cut with an older scheme. 2: PDF text layer, sheets, HTML main content.
 # 3: a table chunk's repeated header row and a split fence's marker line are read by a caller (out of the prefix).
 # 4: no junk: blank table cells, layout tables, navigation lines, page furniture and chunks without letters.
-# 5: scripts read by their bytes are code, not a heading per comment line.
+# 5: scripts read by their bytes are code, not a heading per comment line; a table's chunks name it (a lone
+# `## Sheet1` is a section, a CSV is named by its title).
 SCHEME_VERSION = 5
 SECTION_CAP = 4000  # characters in a section returned to a caller
 CODE_BUDGETS = 4  # a closed code fence stays atomic up to this many budgets
@@ -260,7 +261,8 @@ def detect_category(markdown: str) -> str:
         return "transcript"
     if any(_SLIDE.match(l) for l in text):
         return "slides"
-    if len(_headings(lines, mask)) >= 2:
+    heads = _headings(lines, mask)
+    if len(heads) >= 2 or (heads and heads[0][1] > 1):  # a lone `# H1` is the title; a lone `## Sheet1` a section
         return "headings"
     return "generic"
 
@@ -521,8 +523,8 @@ def _turns(blocks: list) -> list:
 class _Packer:
     "Cuts sections into chunks under the token budget; every token count is cached per piece."
 
-    def __init__(self, count, budget: int, reserve: int = 0):
-        self._count, self._cache, self.chunks = count, {}, []
+    def __init__(self, count, budget: int, reserve: int = 0, title: str = ""):
+        self._count, self._cache, self.chunks, self.title = count, {}, [], title
         self.budget, self.maxc, self.reserve = budget, budget * CHARS_PER_TOKEN_CAP, reserve
 
     def count(self, s: str) -> int:
@@ -652,6 +654,8 @@ def section(self: _Packer, sec: _Section, blocks: list, pid: str):
 @patch
 def table(self: _Packer, b: _Block, base: str, head: str, pid: str):
     "Rows packed under the repeated header, which a caller reads too; a row over the budget is cut at whitespace."
+    if not base and self.title:  # a table under no heading (a CSV): each chunk names it, as a sheet's do
+        base = self.context_line([self.title]) + "\n"
     prefix, text = base + b.header, b.text
     if b.header and self.count(prefix) > self.budget * 2 // 3:  # too big to repeat: written once, as a row
         prefix, text = base, ("" if b.cont else b.header) + b.text
@@ -736,7 +740,7 @@ def chunk_markdown(
     md = drop_navigation_lines(drop_blank_table_rows(strip_inline_images(markdown)))
     category = detect_category(md)
     reserve = min(count(f"# {title.strip()}\n\n"), budget // 3) if title.strip() else 0
-    pk, pid = _Packer(count, budget, reserve), 0
+    pk, pid = _Packer(count, budget, reserve, title.strip()), 0
     for sec in _sections(md, category, title.strip()):
         for group in _cap_split(sec, _blocks(sec.body) if sec.body else []):
             n = len(pk.chunks)

@@ -104,3 +104,21 @@ def test_docx_title_paragraph_names_it_and_its_table_has_a_header(root, index):
     assert junk(chunks) == []
     table = next(c for c in chunks if c["kind"] == "table")
     assert body(table).startswith("| Depot | Widgets sold |\n| --- | --- |\n| North | 1200 |")
+
+
+def test_every_chunk_of_a_sheet_of_figures_carries_its_table_name_and_column_names(root, index):
+    "Rows of bare numbers are found by nothing else: a CSV's chunks are named by its title, a lone sheet by its name."
+    lines = (DATA / "fidelity/challenge.csv").read_text().splitlines(keepends=True)
+    (root / "challenge.csv").write_text("".join(lines[:200] + lines[1001:1200]))  # its numbers, then its dates
+    shutil.copyfile(DATA / "office/pythagoras.ods", root / "pythagoras.ods")
+    from minirag.chunk import table_header
+
+    got = synced(index, root)
+    for name, table in (("challenge.csv", "challenge"), ("pythagoras.ods", "Sheet1")):
+        chunks = got[name][1]
+        assert not junk(chunks), (name, junk(chunks))  # not a `## Sheet1` chunk alone
+        tables = [c for c in chunks if c["kind"] == "table"]
+        assert len(tables) == len(chunks), [c["kind"] for c in chunks]
+        unnamed = [c["text"][:60] for c in tables if table not in c["text"][: c["prefix_len"]]]
+        assert not unnamed, (name, len(unnamed), unnamed[:3])
+        assert all(table_header(body(c)) for c in tables), name
