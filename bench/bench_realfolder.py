@@ -82,7 +82,7 @@ def file_type(p: Path) -> str:
     name = p.name[:-3] if p.name.endswith(".gz") else p.name
     ext = Path(name).suffix.lower().lstrip(".")
     ext = ext if ext and len(ext) <= 5 and ext.isalnum() and not ext.isdigit() else ""
-    if p.parent.name == "man" or re.search(r"\.\d\w*(\.gz)?$", p.name):
+    if p.parent.name == "man":  # not tar's changelog.1.gz: plain text, read as text, whatever `man -l` makes of it
         return "man"
     if "office" in p.parts:
         return "office"
@@ -95,8 +95,11 @@ def reference_text(p: Path, kind: str) -> str | None:
         r = subprocess.run(cmd, capture_output=True, timeout=120, **kw)
         return r.stdout.decode("utf-8", "replace") if r.returncode == 0 else None
 
-    if kind == "man":
-        return run(["man", "-l", str(p)], env={**os.environ, "MANWIDTH": "200", "MAN_KEEP_FORMATTING": ""})
+    if kind == "man":  # no hyphenation or justification (a word cut at a line end is two non-words); body text only
+        env = {**os.environ, "MANWIDTH": "2000", "MAN_KEEP_FORMATTING": ""}
+        page = run(["man", "--nh", "--nj", "-l", str(p)], env=env)
+        lines = [l for l in (page or "").splitlines() if l.strip()]
+        return "\n".join(lines[1:-1]) if page is not None else None  # less the header and footer line
     if kind == "pdf":
         return run(["pdftotext", "-layout", str(p), "-"])
     if kind in ("html", "htm"):
@@ -125,13 +128,16 @@ def sync_group(files: list, folder: Path, work: Path, kind: str, model: Path) ->
     from minirag.api import Index
 
     ix = Index.open(root, db_path=db, model_name=str(model), cache_dir=model.parent)
-    got = {}
+    from minirag.chunk import rebuild_document
+
+    got, docs = {}, {}
     for s in ix.engine.tables.sources():
         chunks = ix.engine.tables.chunks_of(s["source"])
         rel = Path(s["source"]).resolve().relative_to(root.resolve())
         got[rel] = [c["text"] if c["kind"] == "heading" else c["text"][c["prefix_len"] :] for c in chunks]
+        docs[rel] = rebuild_document(chunks)
     ix.close()
-    return dict(seconds=seconds, exit=r.returncode, root=root, got=got)
+    return dict(seconds=seconds, exit=r.returncode, root=root, got=got, docs=docs)
 
 
 def chunk_group(files: list, folder: Path, work: Path, kind: str, model: Path) -> dict:
@@ -140,12 +146,12 @@ def chunk_group(files: list, folder: Path, work: Path, kind: str, model: Path) -
     from minirag.config import load_config
     from minirag.formats import convert
     from minirag.formats.convert import convert_file, file_title, scanned_exts
-    from minirag.chunk import chunk_markdown
+    from minirag.chunk import chunk_markdown, rebuild_document
     from minirag.tokens import TokenCounter
 
     count = TokenCounter(Path(minirag.__file__).parent / "assets/all-MiniLM-L6-v2/tokenizer.json").count
     cfg = load_config({"BASE_DIR": str(folder), "RAG_OCR_MIN_CHARS_PER_PAGE": "0"})
-    got, t = {}, time.perf_counter()
+    got, docs, t = {}, {}, time.perf_counter()
     # a file of no listed type is read when its bytes are text, where this code has that judge (as the scan does)
     judge = convert.read_by_content(cfg) if hasattr(convert, "read_by_content") else lambda p: ""
     for p in files:
@@ -158,7 +164,8 @@ def chunk_group(files: list, folder: Path, work: Path, kind: str, model: Path) -
         title = file_title(c.meta_title, c.markdown, p)
         chunks = chunk_markdown(c.markdown, count, 110, title).chunks
         got[p.relative_to(folder)] = [c.text if c.kind == "heading" else c.body for c in chunks]
-    return dict(seconds=time.perf_counter() - t, exit=0, root=folder, got=got)
+        docs[p.relative_to(folder)] = rebuild_document(chunks)
+    return dict(seconds=time.perf_counter() - t, exit=0, root=folder, got=got, docs=docs)
 
 
 def measure(folder: Path, work: Path, chunks_only: bool = False) -> dict:
@@ -181,7 +188,7 @@ def measure(folder: Path, work: Path, chunks_only: bool = False) -> dict:
             rel = p.relative_to(folder)
             ref = reference_text(p, kind) if rel in g["got"] else None
             if ref is not None and (want := words(ref)):
-                recalls.append(len(want & words("\n".join(g["got"][rel]))) / len(want))
+                recalls.append(len(want & words(g["docs"][rel])) / len(want))
         rows[kind] = dict(files=len(files), read=len(g["got"]), chunks=len(bodies), junk=len(junk),
                           seconds=round(g["seconds"], 2), s_per_file=round(g["seconds"] / len(files), 3),
                           recall=round(sum(recalls) / len(recalls), 4) if recalls else None,
