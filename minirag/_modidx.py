@@ -114,6 +114,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                'minirag.chunk._Packer': ('chunk.html#_packer', 'minirag/chunk.py'),
                                'minirag.chunk._Packer.__init__': ('chunk.html#_packer.__init__', 'minirag/chunk.py'),
                                'minirag.chunk._Packer._joined': ('chunk.html#_packer._joined', 'minirag/chunk.py'),
+                               'minirag.chunk._Packer._rebalanced': ('chunk.html#_packer._rebalanced', 'minirag/chunk.py'),
                                'minirag.chunk._Packer.add': ('chunk.html#_packer.add', 'minirag/chunk.py'),
                                'minirag.chunk._Packer.code': ('chunk.html#_packer.code', 'minirag/chunk.py'),
                                'minirag.chunk._Packer.context_line': ('chunk.html#_packer.context_line', 'minirag/chunk.py'),

@@ -22,7 +22,8 @@ from .config import MiniragError, DEFAULT_CHUNK_TOKEN_BUDGET
 # 3: a table chunk's repeated header row and a split fence's marker line are read by a caller (out of the prefix).
 # 4: no junk: blank table cells, layout tables, navigation lines, page furniture and chunks without letters.
 # 5: scripts read by their bytes are code, not a heading per comment line; a table's chunks name it (a lone
-# `## Sheet1` is a section, a CSV is named by its title).
+# `## Sheet1` is a section, a CSV is named by its title); texinfo's ¶ anchors dropped; a thin prose chunk that cannot
+# join a full neighbour takes its last sentences instead.
 SCHEME_VERSION = 5
 SECTION_CAP = 4000  # characters in a section returned to a caller
 CODE_BUDGETS = 4  # a closed code fence stays atomic up to this many budgets
@@ -715,15 +716,42 @@ def thin_out(self: _Packer, n: int):
     kept = []
     for c in self.chunks[n:]:
         if kept and (_thin(c) or _thin(kept[-1])):
-            if (j := self._joined(kept[-1], c, n + len(kept) == 1)) is not None:
+            first = n + len(kept) == 1
+            if (j := self._joined(kept[-1], c, first)) is not None:
                 kept[-1] = j
                 continue
+            if (r := self._rebalanced(kept[-1], c, first)) is not None:
+                kept[-1], c = r
         kept.append(c)
     out = []
     for c in kept:
         if not (_thin(c) and c.kind not in ("table", "code", "code_part") and _RULE_ONLY.fullmatch(c.body)):
             out.append(c)
     self.chunks[n:] = out
+
+# %% ../nbs/03_chunk.ipynb #7671955f
+_CUTTABLE = ("text", "turns", "slide")
+
+
+@patch
+def _rebalanced(self: _Packer, a: Chunk, b: Chunk, first: bool) -> tuple | None:
+    "`a` and `b` cut again so the thin one has MIN_LETTERS, both under the budget; None when no cut does."
+    pre = a.text[: a.prefix_len]
+    if a.kind not in _CUTTABLE or b.kind != a.kind or pre != b.text[: b.prefix_len]:
+        return None
+    limit_a, limit_b = self.budget - (self.reserve if first else 0), self.budget
+    units = [u for u, _ in self.fit(a.body + b.body, max(1, limit_b - self.count(pre)))]
+    for k in range(len(units) - 1, 0, -1) if _thin(b) else range(1, len(units)):
+        head, tail = "".join(units[:k]), "".join(units[k:])
+        if _letters(head) < MIN_LETTERS or _letters(tail) < MIN_LETTERS:
+            continue
+        ta, tb = self.count(pre + head), self.count(pre + tail)
+        if ta <= limit_a and tb <= limit_b:
+            return (Chunk(pre + head, a.parent_id, a.prefix_len, a.section_head, a.kind, ta),
+                    Chunk(pre + tail, b.parent_id, b.prefix_len, b.section_head, b.kind, tb))  # fmt: skip
+        if (tb if _thin(b) else ta) > (limit_b if _thin(b) else limit_a):
+            return None  # the side that grows is already over
+    return None
 
 # %% ../nbs/03_chunk.ipynb #6ac2cc68
 def chunk_markdown(

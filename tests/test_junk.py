@@ -124,3 +124,28 @@ def test_every_chunk_of_a_sheet_of_figures_carries_its_table_name_and_column_nam
         unnamed = [c["text"][:60] for c in tables if table not in c["text"][: c["prefix_len"]]]
         assert not unnamed, (name, len(unnamed), unnamed[:3])
         assert all(table_header(body(c)) for c in tables), name
+
+
+def alnum(text: str) -> str:
+    return "".join(ch for ch in text if ch.isalnum())
+
+
+def test_a_list_heading_or_a_sentence_tail_does_not_stand_alone(tmp_path):
+    "Too big to join a full neighbour, a thin prose chunk takes that neighbour's last lines instead; nothing is lost."
+    news = Path("/usr/share/doc/coreutils/NEWS.gz")  # its '** Bug fixes' lines, each before a long list
+    if not news.is_file():
+        pytest.skip("coreutils' NEWS.gz (Debian's /usr/share/doc) is not on this system")
+    import minirag
+    from minirag.config import load_config
+    from minirag.formats.convert import convert_file
+    from minirag.chunk import chunk_markdown, rebuild_document
+    from minirag.tokens import TokenCounter
+
+    count = TokenCounter(Path(minirag.__file__).parent / "assets/all-MiniLM-L6-v2/tokenizer.json").count
+    md = convert_file(news, load_config({"BASE_DIR": str(tmp_path)})).markdown
+    for budget in (64, 110, 128):
+        chunks = chunk_markdown(md, count, budget, "NEWS").chunks
+        thin = [c.body for c in chunks if sum(ch.isalpha() for ch in c.body) < MIN_LETTERS]
+        assert not thin, (budget, thin)
+        assert all(c.tokens <= budget for c in chunks if c.kind == "text"), budget
+        assert alnum(rebuild_document(chunks)) == alnum(md), budget  # every word kept, in order (a rule line may go)
