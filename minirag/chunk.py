@@ -731,6 +731,7 @@ def thin_out(self: _Packer, n: int):
 
 # %% ../nbs/03_chunk.ipynb #7671955f
 _CUTTABLE = ("text", "turns", "slide")
+_WORDS = re.compile(r"\S+\s*|\s+")
 
 
 @patch
@@ -739,18 +740,19 @@ def _rebalanced(self: _Packer, a: Chunk, b: Chunk, first: bool) -> tuple | None:
     pre = a.text[: a.prefix_len]
     if a.kind not in _CUTTABLE or b.kind != a.kind or pre != b.text[: b.prefix_len]:
         return None
-    limit_a, limit_b = self.budget - (self.reserve if first else 0), self.budget
-    units = [u for u, _ in self.fit(a.body + b.body, max(1, limit_b - self.count(pre)))]
-    for k in range(len(units) - 1, 0, -1) if _thin(b) else range(1, len(units)):
-        head, tail = "".join(units[:k]), "".join(units[k:])
-        if _letters(head) < MIN_LETTERS or _letters(tail) < MIN_LETTERS:
-            continue
-        ta, tb = self.count(pre + head), self.count(pre + tail)
-        if ta <= limit_a and tb <= limit_b:
-            return (Chunk(pre + head, a.parent_id, a.prefix_len, a.section_head, a.kind, ta),
-                    Chunk(pre + tail, b.parent_id, b.prefix_len, b.section_head, b.kind, tb))  # fmt: skip
-        if (tb if _thin(b) else ta) > (limit_b if _thin(b) else limit_a):
-            return None  # the side that grows is already over
+    limit_a, limit_b, text = self.budget - (self.reserve if first else 0), self.budget, a.body + b.body
+    pieces = [u for u, _ in self.fit(text, max(1, limit_b - self.count(pre)))]  # lines, sentences
+    for units in (pieces, _WORDS.findall(text)):  # a sentence cut at a word by the budget: words
+        for k in range(len(units) - 1, 0, -1) if _thin(b) else range(1, len(units)):
+            head, tail = "".join(units[:k]), "".join(units[k:])
+            if _letters(head) < MIN_LETTERS or _letters(tail) < MIN_LETTERS:
+                continue
+            ta, tb = self.count(pre + head), self.count(pre + tail)
+            if ta <= limit_a and tb <= limit_b:
+                return (Chunk(pre + head, a.parent_id, a.prefix_len, a.section_head, a.kind, ta),
+                        Chunk(pre + tail, b.parent_id, b.prefix_len, b.section_head, b.kind, tb))  # fmt: skip
+            if (tb if _thin(b) else ta) > (limit_b if _thin(b) else limit_a):
+                break  # the side that grows is already over
     return None
 
 # %% ../nbs/03_chunk.ipynb #6ac2cc68
