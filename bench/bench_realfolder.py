@@ -50,8 +50,9 @@ the columns `x` and `y` (252 chunks, each now named `challenge` and opening on `
 navigation the reader drops on purpose (next, prev, home, contents, index and the neighbouring pages' titles in
 DocBook/texinfo headers) and words pandoc's plain-text tables cut in two (bash's index tables). The 12 junk chunks
 left are content: sheets whose first row is figures (pythagoras.ods, two of Formate.xls), a slide that is only its
-title, a contents heading whose entries were dot leaders, `SEE ALSO make(1)`, one-line commands (`sed G file`,
-`[n]>[|]word`, a line of dc.sed). Times per file are not paired (the runs shared the machine with other jobs).
+title (one deck, as .odp and .ppt), `SEE ALSO make(1)`, one-line commands under their heading (four of sedfaq's
+`sed G file`, bash's `[n]>[|]word`, a line of dc.sed). Times per file are not paired (the runs shared the machine
+with other jobs).
 """
 
 import argparse, gzip, json, os, re, shutil, subprocess, sys, tempfile, time
