@@ -21,7 +21,10 @@ from .config import MiniragError, DEFAULT_CHUNK_TOKEN_BUDGET
 # re-cuts every source cut with an older scheme. 2: PDF text layer, sheets, HTML main content.
 # 3: a table chunk's repeated header row and a split fence's marker line are read by a caller (out of the prefix).
 # 4: no junk: blank table cells, layout tables, navigation lines, page furniture and chunks without letters.
-SCHEME_VERSION = 4
+# 5: scripts read by their bytes are code, not a heading per comment line; a table's chunks name it (a lone
+# `## Sheet1` is a section, a CSV is named by its title); texinfo's ¶ anchors dropped; a thin prose chunk that cannot
+# join a full neighbour takes its last sentences instead.
+SCHEME_VERSION = 5
 SECTION_CAP = 4000  # characters in a section returned to a caller
 CODE_BUDGETS = 4  # a closed code fence stays atomic up to this many budgets
 CODE_SPLIT_MARK = "[code block split to fit the token budget]"  # first line of every piece of a split fence
@@ -259,7 +262,8 @@ def detect_category(markdown: str) -> str:
         return "transcript"
     if any(_SLIDE.match(l) for l in text):
         return "slides"
-    if len(_headings(lines, mask)) >= 2:
+    heads = _headings(lines, mask)
+    if len(heads) >= 2 or (heads and heads[0][1] > 1):  # a lone `# H1` is the title; a lone `## Sheet1` a section
         return "headings"
     return "generic"
 
@@ -520,8 +524,8 @@ def _turns(blocks: list) -> list:
 class _Packer:
     "Cuts sections into chunks under the token budget; every token count is cached per piece."
 
-    def __init__(self, count, budget: int, reserve: int = 0):
-        self._count, self._cache, self.chunks = count, {}, []
+    def __init__(self, count, budget: int, reserve: int = 0, title: str = ""):
+        self._count, self._cache, self.chunks, self.title = count, {}, [], title
         self.budget, self.maxc, self.reserve = budget, budget * CHARS_PER_TOKEN_CAP, reserve
 
     def count(self, s: str) -> int:
@@ -651,6 +655,8 @@ def section(self: _Packer, sec: _Section, blocks: list, pid: str):
 @patch
 def table(self: _Packer, b: _Block, base: str, head: str, pid: str):
     "Rows packed under the repeated header, which a caller reads too; a row over the budget is cut at whitespace."
+    if not base and self.title:  # a table under no heading (a CSV): each chunk names it, as a sheet's do
+        base = self.context_line([self.title]) + "\n"
     prefix, text = base + b.header, b.text
     if b.header and self.count(prefix) > self.budget * 2 // 3:  # too big to repeat: written once, as a row
         prefix, text = base, ("" if b.cont else b.header) + b.text
@@ -710,15 +716,44 @@ def thin_out(self: _Packer, n: int):
     kept = []
     for c in self.chunks[n:]:
         if kept and (_thin(c) or _thin(kept[-1])):
-            if (j := self._joined(kept[-1], c, n + len(kept) == 1)) is not None:
+            first = n + len(kept) == 1
+            if (j := self._joined(kept[-1], c, first)) is not None:
                 kept[-1] = j
                 continue
+            if (r := self._rebalanced(kept[-1], c, first)) is not None:
+                kept[-1], c = r
         kept.append(c)
     out = []
     for c in kept:
         if not (_thin(c) and c.kind not in ("table", "code", "code_part") and _RULE_ONLY.fullmatch(c.body)):
             out.append(c)
     self.chunks[n:] = out
+
+# %% ../nbs/03_chunk.ipynb #7671955f
+_CUTTABLE = ("text", "turns", "slide")
+_WORDS = re.compile(r"\S+\s*|\s+")
+
+
+@patch
+def _rebalanced(self: _Packer, a: Chunk, b: Chunk, first: bool) -> tuple | None:
+    "`a` and `b` cut again so the thin one has MIN_LETTERS, both under the budget; None when no cut does."
+    pre = a.text[: a.prefix_len]
+    if a.kind not in _CUTTABLE or b.kind != a.kind or pre != b.text[: b.prefix_len]:
+        return None
+    limit_a, limit_b, text = self.budget - (self.reserve if first else 0), self.budget, a.body + b.body
+    pieces = [u for u, _ in self.fit(text, max(1, limit_b - self.count(pre)))]  # lines, sentences
+    for units in (pieces, _WORDS.findall(text)):  # a sentence cut at a word by the budget: words
+        for k in range(len(units) - 1, 0, -1) if _thin(b) else range(1, len(units)):
+            head, tail = "".join(units[:k]), "".join(units[k:])
+            if _letters(head) < MIN_LETTERS or _letters(tail) < MIN_LETTERS:
+                continue
+            ta, tb = self.count(pre + head), self.count(pre + tail)
+            if ta <= limit_a and tb <= limit_b:
+                return (Chunk(pre + head, a.parent_id, a.prefix_len, a.section_head, a.kind, ta),
+                        Chunk(pre + tail, b.parent_id, b.prefix_len, b.section_head, b.kind, tb))  # fmt: skip
+            if (tb if _thin(b) else ta) > (limit_b if _thin(b) else limit_a):
+                break  # the side that grows is already over
+    return None
 
 # %% ../nbs/03_chunk.ipynb #6ac2cc68
 def chunk_markdown(
@@ -735,7 +770,7 @@ def chunk_markdown(
     md = drop_navigation_lines(drop_blank_table_rows(strip_inline_images(markdown)))
     category = detect_category(md)
     reserve = min(count(f"# {title.strip()}\n\n"), budget // 3) if title.strip() else 0
-    pk, pid = _Packer(count, budget, reserve), 0
+    pk, pid = _Packer(count, budget, reserve, title.strip()), 0
     for sec in _sections(md, category, title.strip()):
         for group in _cap_split(sec, _blocks(sec.body) if sec.body else []):
             n = len(pk.chunks)

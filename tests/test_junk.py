@@ -53,7 +53,8 @@ def junk(chunks: list) -> list:
 
 
 def test_old_html_manuals_leave_no_junk(root, index):
-    for name in ("aptitude-ch01s01s04.html", "texinfo-A4-Paper.html", "texinfo-Footnote-Styles.html"):
+    for name in ("aptitude-ch01s01s04.html", "texinfo-A4-Paper.html", "texinfo-Footnote-Styles.html",
+                 "texinfo-Printing.html"):  # fmt: skip
         shutil.copy(DATA / "junk" / name, root / name)
     docs = synced(index, root)
     for name, (title, chunks) in docs.items():
@@ -61,6 +62,7 @@ def test_old_html_manuals_leave_no_junk(root, index):
         assert junk(chunks) == [], name
         text = "\n".join(body(c) for c in chunks)
         assert "[Contents][Index]" not in text and not re.search(r"(?m)^Next: ", text), name
+        assert "¶" not in text, name  # texinfo's hidden copy-the-link anchors
         assert not re.search(r"(?m)^\|(\s*\|)+\s*$", text), name  # no empty table row or header
     tip = " ".join("\n".join(body(c) for c in docs["aptitude-ch01s01s04.html"][1]).split())
     assert "Tip You can only change your system's setup as the `root` user." in tip  # the layout table, as text
@@ -104,3 +106,48 @@ def test_docx_title_paragraph_names_it_and_its_table_has_a_header(root, index):
     assert junk(chunks) == []
     table = next(c for c in chunks if c["kind"] == "table")
     assert body(table).startswith("| Depot | Widgets sold |\n| --- | --- |\n| North | 1200 |")
+
+
+def test_every_chunk_of_a_sheet_of_figures_carries_its_table_name_and_column_names(root, index):
+    "Rows of bare numbers are found by nothing else: a CSV's chunks are named by its title, a lone sheet by its name."
+    lines = (DATA / "fidelity/challenge.csv").read_text().splitlines(keepends=True)
+    (root / "challenge.csv").write_text("".join(lines[:200] + lines[1001:1200]))  # its numbers, then its dates
+    shutil.copyfile(DATA / "office/pythagoras.ods", root / "pythagoras.ods")
+    from minirag.chunk import table_header
+
+    got = synced(index, root)
+    for name, table in (("challenge.csv", "challenge"), ("pythagoras.ods", "Sheet1")):
+        chunks = got[name][1]
+        assert not junk(chunks), (name, junk(chunks))  # not a `## Sheet1` chunk alone
+        tables = [c for c in chunks if c["kind"] == "table"]
+        assert len(tables) == len(chunks), [c["kind"] for c in chunks]
+        unnamed = [c["text"][:60] for c in tables if table not in c["text"][: c["prefix_len"]]]
+        assert not unnamed, (name, len(unnamed), unnamed[:3])
+        assert all(table_header(body(c)) for c in tables), name
+
+
+def alnum(text: str) -> str:
+    return "".join(ch for ch in text if ch.isalnum())
+
+
+def test_a_list_heading_or_a_sentence_tail_does_not_stand_alone(tmp_path):
+    "Too big to join a full neighbour, a thin prose chunk takes the last lines, sentences or words of it instead."
+    import minirag
+    from minirag.config import load_config
+    from minirag.formats.convert import convert_file
+    from minirag.chunk import chunk_markdown, rebuild_document
+    from minirag.tokens import TokenCounter
+
+    count = TokenCounter(Path(minirag.__file__).parent / "assets/all-MiniLM-L6-v2/tokenizer.json").count
+    news = Path("/usr/share/doc/coreutils/NEWS.gz")  # its '** Bug fixes' lines, each before a long list
+    book = DATA / "fidelity/developers-reference.ru.epub"  # long Russian sentences cut at a word by the budget
+    for path, budgets in ((news, (64, 110, 128)), (book, (110,))):
+        if not path.is_file():
+            continue  # NEWS.gz: Debian's /usr/share/doc, not on every system
+        md = convert_file(path, load_config({"BASE_DIR": str(tmp_path)})).markdown
+        for budget in budgets:
+            chunks = chunk_markdown(md, count, budget, path.stem).chunks
+            thin = [c.body for c in chunks if c.kind != "heading" and sum(ch.isalpha() for ch in c.body) < MIN_LETTERS]
+            assert not thin, (path.name, budget, thin)
+            assert all(c.tokens <= budget for c in chunks if c.kind == "text"), (path.name, budget)
+            assert alnum(rebuild_document(chunks)) == alnum(md), (path.name, budget)  # every word kept, in order

@@ -169,6 +169,26 @@ def test_source_code_is_read_in_fences_and_cut_at_definitions(index, root):
         assert code.startswith("def step_") and code.rstrip().split("\n")[-1].startswith("    return y"), t
 
 
+def test_a_script_without_extension_is_code_not_a_heading_per_comment(index, root):
+    "Read as Markdown, each `#` comment line of bash's example scripts became a heading, most of them a chunk alone."
+    from minirag.api import ingest_paths
+
+    which = ("#\n# which - emulation of `which' as it appears in FreeBSD\n#\n# usage: which [-as] command\n#\n"
+             "#  Copyright 1999 Chester Ramey\n#\n\nwhich()\n{\n\tlocal aflag sflag ES a opt\n\tOPTIND=1\n}\n")
+    dc = "#!/bin/sed -nf\n#  dc.sed - an arbitrary precision RPN calculator\n#\n/^$/d\ns/[0-9]*/&~/\n"
+    write(root, "which", which)
+    write(root, "dc.sed", dc)
+    assert ingest_paths(index, [root]).failed == 0
+    for name, lang in (("which", ""), ("dc.sed", "sed")):
+        rows = index.chunks(str(root / name)).rows
+        assert [r["kind"] for r in rows] == ["code"], [(r["kind"], r["text"][:60]) for r in rows]
+        assert f"```{lang}\n#" in rows[0]["text"], rows[0]["text"]
+    notes = "# Notes\n\nThe lamp is trimmed at dusk.\n\n## Later\n\nAnd again at dawn.\n"
+    write(root, "NOTES", notes)  # Markdown headings, never three in a row: still read as Markdown
+    assert ingest_paths(index, [root]).failed == 0
+    assert index.read(str(root / "NOTES")).text.strip() == notes.strip()
+
+
 # ---- real Debian files, read back from the index and compared with an independent extractor ----
 
 DOC = Path("/usr/share/doc")

@@ -12,7 +12,7 @@ from ..config import MAX_ZIP_RATIO, Config, MiniragError
 from .text import SNIFF_BYTES, binary_reason, bom_encoding, not_language, read_text_file
 from .compressed import COMPRESSED_EXTS, head as compressed_head, inner_name, unpack
 from .manpage import MAN_NAME, MANDOC_INSTALL, is_man_page, man_to_html
-from .source import source_lang, source_to_markdown
+from .source import script_lang, source_lang, source_to_markdown
 from .html import decode_html, html_to_markdown, tidy_tables
 from .titles import split_front_matter
 from .ocr import IMAGE_EXTS, ocr_available, ocr_image
@@ -547,7 +547,8 @@ def _read_unlisted(path: Path, kind: str) -> tuple[str, str | None]:
     text, _ = read_text_file(path)
     if "\x00" in text:
         raise MiniragError(f"{path}: holds NUL bytes, so it is binary, not text; not read")
-    return (source_to_markdown(text, source_lang(path.name)) if kind == "source" else text), None
+    lang = source_lang(path.name) if kind == "source" else script_lang(text)  # a script read by its bytes: code
+    return (text if lang is None else source_to_markdown(text, lang)), None
 
 
 def _convert_unlisted(path: Path, cfg: Config) -> Converted:

@@ -97,6 +97,8 @@ DROP_SELECTORS = (
     "div.sphinxsidebar",
     "div.related",
     "a.headerlink",
+    "a.copiable-anchor",  # texinfo's hidden ¶ link after each index entry and definition (makeinfo 6)
+    "a.copiable-link",  # the same from makeinfo 7
     "div.md-sidebar",
     "script",
     "style",

@@ -7,7 +7,8 @@ from __future__ import annotations
 import re
 
 # %% auto #0
-__all__ = ['SOURCE_LANGS', 'SOURCE_NAMES', 'PIECE_CHARS', 'source_lang', 'code_pieces', 'source_to_markdown']
+__all__ = ['SOURCE_LANGS', 'SOURCE_NAMES', 'PIECE_CHARS', 'SHEBANG_LANGS', 'source_lang', 'code_pieces', 'source_to_markdown',
+           'script_lang']
 
 # %% ../../nbs/02o_source.ipynb #e6d9c450
 SOURCE_LANGS = {
@@ -79,3 +80,22 @@ def source_to_markdown(text: str, lang: str) -> str:
         fence = "`" * max([3] + [len(m) + 1 for m in _TICKS.findall(piece)])
         out.append(f"{fence}{lang}\n{piece}\n{fence}")
     return "\n\n".join(out) + "\n"
+
+# %% ../../nbs/02o_source.ipynb #7476046e
+SHEBANG_LANGS = {
+    "sh": "bash", "bash": "bash", "dash": "bash", "ksh": "bash", "zsh": "zsh", "python": "python", "perl": "perl",
+    "ruby": "ruby", "node": "javascript", "sed": "sed", "awk": "awk", "gawk": "awk", "make": "makefile", "tclsh": "tcl",
+}  # fmt: skip
+_SHEBANG = re.compile(r"#![ \t]*\S*/(?:env[ \t]+(?:-\S+[ \t]+)*)?([A-Za-z]+)")
+_COMMENT_RUN = re.compile(r"^#.*\n#.*\n#", re.M)
+_FENCE = re.compile(r"^ {0,3}(```|~~~)", re.M)
+
+
+def script_lang(
+    text: str,  # a text file read by its bytes
+) -> str | None:
+    "The fence language of text that is a script ('' when unknown), else None: it is read as Markdown."
+    m = _SHEBANG.match(text.lstrip("\ufeff"))
+    if m:
+        return SHEBANG_LANGS.get(m.group(1).lower(), "")
+    return "" if _COMMENT_RUN.search(text) and not _FENCE.search(text) else None
