@@ -20,7 +20,7 @@ from .security import resolve_in_roots, in_scope, root_of, scope_bases
 from .tables import check_model  # the one model check: with a model bound it only compares
 from .results import ChunkTable, Deleted, Document, FileList, ListedFile, ListedSource, NeighborChunk
 from .results import Neighbors, QueryResult, SourceTable, Status, read_back
-from .results import Ingested, SyncJob, SyncStarted, UnlistedFolder, row_date
+from .results import Ingested, RootState, SyncJob, SyncStarted, UnlistedFolder, row_date
 from .labels import load_taxonomy
 from .facets import Classified, by_date, check_sort, classify_record, document_filter, filter_counts
 from .facets import labels_status, row_labels, taxonomy_path
@@ -353,6 +353,27 @@ class Index:
         self.cfg.check()
         return ingest_url(self.engine, url, source)
 
+# %% ../nbs/10_api.ipynb #2c23c057
+def _root_state(root: str, indexed: int | None) -> RootState:
+    "Whether a document root can be listed now; one that cannot says what happens to its indexed files and the fix."
+    try:
+        with os.scandir(root) as entries:
+            state, why = ("empty" if indexed and next(entries, None) is None else "present"), None
+    except FileNotFoundError:
+        state, why = "missing", "is not found (an unplugged drive? a renamed folder?)"
+    except NotADirectoryError:
+        state, why = "not a folder", "is a file, not a folder"
+    except OSError as e:
+        state, why = "unreadable", f"cannot be listed ({e.strerror or e})"
+    if state == "empty":
+        why = "lists nothing although files are indexed under it (an unmounted volume looks like this)"
+    if why is None:
+        return RootState(root, state, indexed)
+    n = indexed or 0
+    kept = f"its {n} indexed file{' is' if n == 1 else 's are'} kept and still searchable (listed as unlisted)"
+    fix = "plug it back in (or mount it, or make it readable) and sync, or take it out of BASE_DIRS if it is gone"
+    return RootState(root, state, indexed, f"this document root {why}; {kept}; {fix}")
+
 # %% ../nbs/10_api.ipynb #97d8bfea
 @patch
 def status(self: Index, scope: str | list[str] | None = None) -> Status:
@@ -368,9 +389,13 @@ def status(self: Index, scope: str | list[str] | None = None) -> Status:
     if not self.store.exists():
         s.index_error = _unwritable(cfg.db_path)
         s.labels = labels_status(None, cfg, False)  # a taxonomy file's state is known before the first sync
+        s.root_states = [_root_state(r, None) for r in s.roots]
         return s
+    under = [None] * len(s.roots)  # files indexed under each root
     try:
-        meta, n = self.tables.meta(), self.tables.counts(scheme=SCHEME_VERSION, scope=bases)
+        with self.store.reading():  # one open for every count: each open of the file costs about 0.1 s
+            under = [self.tables.scope_count(r) for r in s.roots]
+            meta, n = self.tables.meta(), self.tables.counts(scheme=SCHEME_VERSION, scope=bases)
         s.indexed_model, s.dimension = meta.get("model_id"), int(meta["dim"]) if "dim" in meta else None
         s.model_note = model_note(cfg.model_name, cfg.model_chosen, s.indexed_model)
         s.source_count, s.chunk_count, s.stale_chunk_count = n["sources"], n["chunks"], n["stale_chunks"]
@@ -379,6 +404,7 @@ def status(self: Index, scope: str | list[str] | None = None) -> Status:
         s.index_error = str(e)
     s.scheme_warning = _scheme_warning(s.stale_chunk_count)
     s.labels = labels_status(self.tables, cfg, True)
+    s.root_states = [_root_state(r, k) for r, k in zip(s.roots, under)]
     return s
 
 # %% ../nbs/10_api.ipynb #0189ad31

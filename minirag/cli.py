@@ -266,7 +266,7 @@ def _exit_code(a, r, err) -> int:
     "1 when this run failed a file; a sync's remembered failures (unchanged, not read again) warn, unless --strict."
     from minirag.sync import REMEMBERED
 
-    known = sum(str(w).endswith(REMEMBERED) for w in r.warnings) if a.cmd == "sync" else 0
+    known = sum(e.error.endswith(REMEMBERED) for e in r.errors) if a.cmd == "sync" else 0
     if known and not getattr(a, "strict", False) and r.failed == known:
         print(
             f"warn: {known} file(s) failed before and are unchanged, so they were not read again (exit 0; "
@@ -506,7 +506,12 @@ def _status(a, out, err) -> int:
     kept = w.get("indexedModel") and not ix.cfg.model_chosen
     if model := w["indexedModel"] if kept else w.get("modelName"):  # a broken configuration may name none
         print(f"model: {model}", file=out)
+    off = {x["path"]: x for x in w.pop("rootStates", None) or [] if x["state"] != "present"}
+    if off:  # each root that cannot be listed now: marked on the roots line, and a warn: line with the fix
+        w["roots"] = [f"{p} ({off[p]['state']})" if p in off else p for p in w["roots"]]
     print_status({k: v for k, v in w.items() if not (kept and k == "modelName")}, out)
+    for p, x in off.items():
+        print(f"warn: {p}: {x['message']}", file=err)
     return 0
 
 

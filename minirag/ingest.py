@@ -283,6 +283,7 @@ class Pipeline:
         self.embed = embed or eng.embedder.embed  # texts -> float32 vectors
         self.ingested: list[Ingested] = []
         self.warnings: list[str] = []  # one per item that failed
+        self.errors: list[tuple[str, str]] = []  # (source, why) of each item that failed, beside its warning
         self.notes: list[str] = []  # what conversion said about items that went in
         self.failed: list[tuple] = []  # rows for Tables.record_failures
         self._embedder = self._writer = self._embedding = self._writing = None
@@ -364,6 +365,13 @@ def _feed(self: Pipeline, items: list):
 
 
 @patch
+def _fail(self: Pipeline, source: str, msg: str):
+    "Note that `source` failed: `msg` as its warning line, and its reason (without the leading source) as its error."
+    self.warnings.append(msg)
+    self.errors.append((source, msg.removeprefix(f"{source}: ")))
+
+
+@patch
 def _settle(self: Pipeline, n: int, current: str):
     "Count `n` more files as settled (committed or failed) and tell the progress callback; any thread."
     with self._count:
@@ -381,7 +389,7 @@ def _prepare(self: Pipeline, item) -> Prepared | None:
     except FATAL_ERRORS:
         raise
     except Exception as e:
-        self.warnings.append(short_error(e))
+        self._fail(_name(item), short_error(e))
         if facts:
             self.failed.append(
                 (_name(item), facts["hash"], facts["size"], facts["mtime"], short_error(e), self.context)
@@ -427,7 +435,8 @@ def _embed(self: Pipeline, batch: list[Prepared], found: dict | None = None):
     except MiniragError:
         raise
     except Exception as e:
-        self.warnings.extend(f"{p.record.source}: embedding failed ({short_error(e)})" for p in batch)
+        for p in batch:
+            self._fail(p.record.source, f"{p.record.source}: embedding failed ({short_error(e)})")
         self._settle(len(batch), "")
         return
     edges = np.cumsum([0] + [len(p.rows) for p in batch])
@@ -527,7 +536,7 @@ def write(self: Pipeline, items: list[tuple[Prepared, np.ndarray]]):
                 except FATAL_ERRORS:
                     raise
                 except MiniragError as e:
-                    self.warnings.append(str(e))
+                    self._fail(one[0].record.source, str(e))
     self._settle(n, "")  # committed: what the progress bar counts
 
 # %% ../nbs/07_ingest.ipynb #78380a21

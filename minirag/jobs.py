@@ -5,7 +5,7 @@
 # %% ../nbs/07c_jobs.ipynb #30647545
 from __future__ import annotations
 import threading, time, uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from .config import MiniragError
 from .engine import Engine
 from .ingest import short_error
@@ -79,8 +79,9 @@ class SyncJobs:
                 "(jobs are kept while the server runs)"
             )
         seconds = round((job.finished or time.time()) - job.started, 3)
-        counts = job.report or SyncReport.starting()
-        return SyncJob(job.job_id, job.state, counts, dict(job.progress), seconds, job.error)
+        report = job.report or SyncReport.starting()
+        counts = replace(report, errors=None)  # the errors are the job's own field, not repeated in its counts
+        return SyncJob(job.job_id, job.state, counts, dict(job.progress), seconds, job.error, list(report.errors))
 
 
 def jobs_of(owner) -> SyncJobs:

@@ -14,8 +14,8 @@ from .dates import DocDate
 # %% auto #0
 __all__ = ['RESULT_COLUMNS', 'FILE_STATES', 'CHUNK_COLUMNS', 'SOURCE_COLUMNS', 'short', 'breadcrumb', 'Shown', 'Hit', 'Source',
            'FilterCounts', 'QueryResult', 'Fields', 'Document', 'NeighborChunk', 'Neighbors', 'ListedFile',
-           'ListedSource', 'UnlistedFolder', 'FileList', 'Deleted', 'Status', 'Ingested', 'SyncStarted', 'SyncProgress',
-           'SyncJob', 'ChunkTable', 'SourceTable', 'row_date', 'read_back']
+           'ListedSource', 'UnlistedFolder', 'FileList', 'Deleted', 'RootState', 'Status', 'Ingested', 'SyncError',
+           'SyncStarted', 'SyncProgress', 'SyncJob', 'ChunkTable', 'SourceTable', 'row_date', 'read_back']
 
 # %% ../nbs/06c_results.ipynb #9fe3f0d5
 def short(
@@ -357,6 +357,17 @@ class Deleted(Fields):
     deleted: bool = True
 
 
+@dataclass
+class RootState:
+    "One document root and whether it can be read now; the files indexed under one that cannot are kept."
+
+    path: str
+    # empty: a folder that lists nothing while files are indexed under it (an unmounted volume looks like this)
+    state: Literal["present", "missing", "not a folder", "unreadable", "empty"]
+    indexed_count: int | None = None  # files indexed under it; null before the first sync
+    message: str | None = None  # what a root that is not present means for its files, and how to fix it
+
+
 @dataclass(repr=False)
 class Status(Shown):
     "Configuration and index health."
@@ -391,6 +402,7 @@ class Status(Shown):
     watching: bool | None = None  # present when the server follows its roots: whether it watches
     pending_changes: int | None = None  # file changes seen and not yet in the index (watching)
     last_caught_up: str | None = None  # UTC time the index last caught up with the roots (watching)
+    root_states: list[RootState] | None = None  # each root: present, or missing / not a folder / unreadable / empty
 
     _HEAD = ["setting", "value"]
 
@@ -411,6 +423,14 @@ class Ingested(Fields):
     category: str
     ocr_engine: str | None = None
     url: str | None = None
+
+
+@dataclass
+class SyncError:
+    "One thing a sync could not do, and why: a file or folder it failed, or the taxonomy file's problem."
+
+    source: str  # the file, the folder, or the taxonomy file
+    error: str  # why, and what to do about it
 
 
 @dataclass
@@ -443,6 +463,9 @@ class SyncJob(Fields):
     progress: dict
     seconds: float
     error: str | None = None
+    # each failed file or folder (a missing root: its files are kept) and a taxonomy file's problem ("labels: ...");
+    # [] until the sync ends
+    errors: list[SyncError] = field(default_factory=list)
 
 # %% ../nbs/06c_results.ipynb #a64da777
 CHUNK_COLUMNS = ["chunk_index", "parent_id", "kind", "tokens", "budget_share", "prefix_len", "section_head", "text"]

@@ -145,8 +145,9 @@ TOOL_DESCRIPTIONS = {
     "sync_status": (
         "Progress and outcome of a sync started with sync_start. Give its jobId. Returns state (running, succeeded, "
         "failed), counts (scanned, ingested, skipped, moved, deleted, relabelled, unreadable, failed, warnings; every "
-        "field from the first poll, zero until the sync ends), progress (done, total, current) and error if it "
-        "failed."
+        "field from the first poll, zero until the sync ends), errors ({source, error} per failed file or folder; a "
+        "missing root's files are kept; a classify.toml problem starts with 'labels:' and is not counted as failed), "
+        "progress (done, total, current) and error if it failed."
     ),
     "delete_file": (
         "Remove one document from the index (the file on disk is never touched), when the user asks to forget it. Give "
@@ -161,7 +162,9 @@ TOOL_DESCRIPTIONS = {
         "by an older chunking scheme; sync_start re-cuts them) and schemeWarning (a sentence while there are any, else "
         "null); roots, dbPath, modelName, indexedModel, dimension, search settings, OCR availability, and indexError "
         "when "
-        "the index cannot be opened or created. Files changed on disk since indexing are shown by list_files as stale."
+        "the index cannot be opened or created; rootStates (each root's path, state — present, missing, not a folder, "
+        "unreadable or empty — indexedCount, and for one not present a message with the fix). Files changed on disk "
+        "since indexing are shown by list_files as stale."
     ),
 }
 _READ = ToolAnnotations(read_only_hint=True, open_world_hint=False)

@@ -14,11 +14,12 @@ from .engine import Engine
 from .ingest import FileItem, Pipeline, file_hash, failure_context
 from .repair import repair
 from .facets import labels_problem
+from .labels import taxonomy_file
 from .scan import scan, ScanResult
 from .security import resolve_in_roots, in_scope
 from .store import file_lock, file_unlock
 from .pauses import pause
-from .results import Fields
+from .results import Fields, SyncError
 from .formats import convert as formats
 
 # %% auto #0
@@ -109,7 +110,7 @@ class SyncPlan:
     delete: list = field(default_factory=list)  # sources gone from disk
     skipped: int = 0
     unreadable: list = field(default_factory=list)
-    failures: list = field(default_factory=list)  # warn lines: unlistable folders, unreadable files
+    failures: list[SyncError] = field(default_factory=list)  # unlistable folders, unreadable files
     protected: list = field(default_factory=list)  # folders whose entries are kept whatever the scan says
     skipped_by_format: dict = field(default_factory=dict)  # extension -> files of a type not read
     scanned: int = 0  # files found in scope, before any is matched to a row
@@ -124,30 +125,38 @@ def _unreadable(st: os.stat_result, max_size: int | None) -> str | None:
     return None
 
 
-def _kept_msg(what: str, kept: list[str]) -> str:
-    if not kept:
-        return what
-    first = ", ".join(kept[:3]) + (f" and {len(kept) - 3} more" if len(kept) > 3 else "")
-    return f"{what}; kept {len(kept)} indexed file(s) under it: {first}"
+_ROOT_FIX = "plug it back in (or mount it) and sync again, or take the root out of BASE_DIRS if it is gone for good"
+
+
+def _kept_msg(why: str, kept: list[str], fix: str) -> str:
+    "A folder's error: why it was not read, the indexed files kept under it, and what to do."
+    n, msg = len(kept), f"folder {why}"
+    if kept:
+        first = ", ".join(kept[:3]) + (f" and {n - 3} more" if n > 3 else "")
+        msg += f"; its {n} indexed file{' is' if n == 1 else 's are'} kept and still searchable: {first}"
+    return f"{msg}; {fix}" if fix else msg
 
 # %% ../nbs/07b_sync.ipynb #78c20d51
 def _protected(rows: dict, found: ScanResult, roots: list[Path], scope: Path | None, ocr: bool) -> list[tuple]:
-    "(folder, why) of the folders whose rows must be kept: unlistable, missing roots, roots that suddenly list nothing."
+    """(folder, why, fix) of the folders whose rows must be kept: unlistable, missing roots, roots that suddenly list
+    nothing."""
     images = tuple(formats.IMAGE_EXTS)
     protect = []
     for d, why in found.unlistable:
         if why == "missing" and scope is not None and d == scope and d not in roots and d.parent.is_dir():
             continue  # the synced path itself is gone while its folder lists fine: a real deletion
-        protect.append(
-            (str(d), "is missing (unmounted drive? renamed root?)" if why == "missing" else f"cannot be listed ({why})")
-        )
+        if why == "missing":
+            protect.append((str(d), "not found (an unplugged drive? a renamed root?)", _ROOT_FIX if d in roots else ""))
+        else:
+            protect.append((str(d), f"cannot be listed ({why})", ""))
     checked_roots = [r for r in roots if scope is None or scope == r]
     for r in checked_roots:
-        if not r.is_dir() or any(str(d) == str(r) for d, _ in protect):
+        if not r.is_dir() or any(d == str(r) for d, _, _ in protect):
             continue
         listable = [s for s in rows if in_scope(s, str(r)) and (ocr or not s.lower().endswith(images))]
         if listable and not any(root == r for _, root in found.files):
-            protect.append((str(r), "lists no documents although files are indexed under it (a drive not mounted?)"))
+            why = "lists no documents although files are indexed under it (a drive not mounted?)"
+            protect.append((str(r), why, _ROOT_FIX))
     return protect
 
 
@@ -157,10 +166,10 @@ def _plan_file(plan: SyncPlan, p: Path, root: Path, r: dict | None, max_size: in
     try:
         st = p.stat()
     except OSError as e:
-        plan.failures.append(f"{s}: cannot read the file ({e.strerror or e})")
+        plan.failures.append(SyncError(s, f"cannot read the file ({e.strerror or e})"))
         return None
     if why := _unreadable(st, max_size):
-        plan.failures.append(f"{s}: {why}")
+        plan.failures.append(SyncError(s, why))
         return None
     if r is None:
         return st
@@ -173,7 +182,7 @@ def _plan_file(plan: SyncPlan, p: Path, root: Path, r: dict | None, max_size: in
     try:
         h = file_hash(p)
     except OSError as e:
-        plan.failures.append(f"{s}: cannot read the file ({e.strerror or e})")
+        plan.failures.append(SyncError(s, f"cannot read the file ({e.strerror or e})"))
         return None
     if h == r["content_hash"]:
         plan.skipped += 1
@@ -196,7 +205,7 @@ def _match_moves(plan: SyncPlan, gone: dict, new: list):
             try:
                 h = file_hash(p)
             except OSError as e:
-                plan.failures.append(f"{p}: cannot read the file ({e.strerror or e})")
+                plan.failures.append(SyncError(str(p), f"cannot read the file ({e.strerror or e})"))
                 continue
             old = next((s for s in cands if gone[s]["content_hash"] == h), None)
             if old is not None:
@@ -220,10 +229,10 @@ def plan_sync(
         r["source"]: r for r in rows if r["kind"] == "file" and in_scope(r["source"], str(scope) if scope else None)
     }
     protect = _protected(rows, found, roots, scope, ocr)
-    plan.protected = [d for d, _ in protect]
-    for d, why in protect:
+    plan.protected = [d for d, _, _ in protect]
+    for d, why, fix in protect:
         kept = [s for s in rows if in_scope(s, d)]
-        plan.failures.append(_kept_msg(f"{d}: folder {why}", kept))
+        plan.failures.append(SyncError(d, _kept_msg(why, kept, fix)))
         for s in kept:
             del rows[s]
     seen, new = set(), []
@@ -245,7 +254,7 @@ def plan_sync(
 # %% ../nbs/07b_sync.ipynb #3ad84a5e
 @dataclass
 class SyncReport(Fields):
-    "What one sync did: counts, warnings, the path it was restricted to, and how long it took."
+    "What one sync did: counts, errors, warnings, the path it was restricted to, and how long it took."
 
     scanned: int = 0  # files the scan saw in scope, moved ones included
     ingested: int = 0
@@ -255,7 +264,10 @@ class SyncReport(Fields):
     relabelled: int = 0  # documents labelled again from their stored vectors (0 without a taxonomy file)
     unreadable: int = 0
     failed: int = 0
-    warnings: list[str] = field(default_factory=list)
+    # each failed file or folder (a missing root: its files are kept) and a taxonomy file's problem ("labels: ...",
+    # not counted as failed); null in a sync job's counts, which carries them beside
+    errors: list[SyncError] | None = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # what is not an error: no sync lock, conversion notes, a stop
     scope: str | None = None
     seconds: float = 0.0
     skipped_by_format: dict[str, int] = field(default_factory=dict)  # extension -> files of a type not read
@@ -293,11 +305,11 @@ def still_failing(p: Path, f: dict, known_hash: str | None = None) -> bool:
         return False
 
 
-REMEMBERED = "(unchanged since it failed; not read again)"  # ends the warning of a failure not read again
+REMEMBERED = "(unchanged since it failed; not read again)"  # ends the error of a failure not read again
 
 
-def _remembered(tables, failed: dict, plan: SyncPlan, scope, context: str) -> tuple[list, list[str]]:
-    "Split plan.ingest into files to read and reasons of unchanged failed files."
+def _remembered(tables, failed: dict, plan: SyncPlan, scope, context: str) -> tuple[list, list[SyncError]]:
+    "Split plan.ingest into files to read and the errors of unchanged failed files."
     # the failures of files gone, ignored or back to their indexed bytes are forgotten
     if not failed:
         return plan.ingest, []
@@ -305,7 +317,7 @@ def _remembered(tables, failed: dict, plan: SyncPlan, scope, context: str) -> tu
     for p, root, h in plan.ingest:
         f = failed.get(str(p))
         if f and f["context"] == context and still_failing(p, f, h):
-            reasons.append(f"{f['reason']} {REMEMBERED}")
+            reasons.append(SyncError(str(p), f"{f['reason'].removeprefix(f'{p}: ')} {REMEMBERED}"))
         else:
             todo.append((p, root, h))
     again = {str(p) for p, _, _ in plan.ingest}  # anything else in scope is gone, ignored, or skipped as indexed
@@ -370,10 +382,12 @@ def _maintain(eng: Engine):
         eng.tables.maintain()
 
 # %% ../nbs/07b_sync.ipynb #44914df0
-def _labels_warning(eng: Engine) -> list[str]:
+def _labels_errors(eng: Engine) -> list[SyncError]:
     "The taxonomy file's problem, if any: documents are indexed and searchable, only unlabelled, so not a failure."
-    problem = labels_problem(eng.cfg.roots)
-    return [problem] if problem else []
+    if not (problem := labels_problem(eng.cfg.roots)):
+        return []
+    toml = str(taxonomy_file(eng.cfg.roots))
+    return [SyncError(toml, problem.removeprefix(f"{toml}: "))]
 
 
 def sync(
@@ -403,7 +417,7 @@ def sync(
             progress(total, total, "")
         if run.ingested or plan.moves or plan.delete:
             _maintain(eng)
-    failures = plan.failures + remembered + run.warnings
+    failures = plan.failures + remembered + [SyncError(s, why) for s, why in run.errors]
     if run.stopped:
         run.notes.append(_stopped_msg(len(run.ingested), len(todo)))
     return SyncReport(
@@ -413,7 +427,8 @@ def sync(
         deleted=len(plan.delete),
         failed=len(failures),
         unreadable=len(plan.unreadable),
-        warnings=([lock.warning] if lock.warning else []) + failures + run.notes + _labels_warning(eng),
+        errors=failures + _labels_errors(eng),
+        warnings=([lock.warning] if lock.warning else []) + run.notes,
         scope=str(scope) if scope else None,
         seconds=round(time.monotonic() - t0, 3),
         relabelled=relabelled or 0,

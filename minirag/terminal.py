@@ -220,8 +220,12 @@ def for_people(msg: str) -> str:
 
 
 def print_warnings(r, err):
-    "One `warn:` line on stderr per warning of a result (a typed result or a report dict)."
-    for w in (r.get("warnings") if isinstance(r, dict) else r.warnings) or []:
+    "One `warn:` line on stderr per error (`source: error`) and per warning of a result (a typed result or a dict)."
+    get = r.get if isinstance(r, dict) else lambda k: getattr(r, k, None)
+    for e in get("errors") or []:
+        source, why = (e["source"], e["error"]) if isinstance(e, dict) else (e.source, e.error)
+        print(f"warn: {for_people(f'{source}: {why}')}", file=err)
+    for w in get("warnings") or []:
         print(f"warn: {for_people(w)}", file=err)
 
 

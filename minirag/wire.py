@@ -12,7 +12,7 @@ from typing import Union, get_args, get_origin
 from .dates import DocDate
 from .results import Hit, ListedFile, QueryResult, Status, FilterCounts
 from .results import FileList, ListedSource, Source, Document, Neighbors, NeighborChunk, Deleted
-from .results import Ingested, SyncJob, SyncProgress, SyncStarted
+from .results import Ingested, SyncJob, SyncProgress, SyncStarted, SyncError, RootState
 
 # %% auto #0
 __all__ = ['RENAMED', 'LOCAL', 'OMITTED_WHEN_NONE', 'SCHEMAS', 'WIRE_TYPES', 'camel', 'to_wire', 'field_docs', 'output_model']
@@ -29,6 +29,7 @@ OMITTED_WHEN_NONE = {
     (Ingested, "url"),
     ("IngestReport", "warnings"),  # by name: a query never imports minirag.ingest, minirag.sync or minirag.jobs
     ("SyncReport", "warnings"),
+    ("SyncReport", "errors"),  # in a sync job's counts: the job carries them
     ("SyncStarted", "warnings"),
     ("SyncJob", "error"),
     # a document's date and a filter's counts: there when they say something
@@ -46,6 +47,7 @@ OMITTED_WHEN_NONE = {
     (Status, "watching"),
     (Status, "pending_changes"),
     (Status, "last_caught_up"),
+    (Status, "root_states"),
 }
 
 
@@ -106,14 +108,16 @@ SCHEMAS = {
     ),
     SyncStarted: ("SyncStarted", "sync_start", "job_id state"),
     SyncProgress: ("SyncProgress", SyncProgress.__doc__, "done total current"),
-    SyncJob: ("SyncState", "sync_status", "job_id state counts progress seconds error?"),
+    SyncError: ("SyncError", SyncError.__doc__, "source error"),
+    SyncJob: ("SyncState", "sync_status", "job_id state counts progress seconds errors error?"),
     Deleted: ("Deleted", "delete_file", "source deleted"),
+    RootState: ("RootState", RootState.__doc__, "path state indexed_count message"),
     Status: (
         "Status",
         "status: field names as in the reference README; only version and configError when the configuration is "
         "broken",
         "version config_error? source_count? chunk_count? stale_chunk_count? scheme_warning? roots? index_error? "
-        "watching? pending_changes? last_caught_up?",
+        "watching? pending_changes? last_caught_up? root_states?",
     ),
 }
 WIRE_TYPES = {

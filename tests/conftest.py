@@ -99,3 +99,10 @@ def write(root: Path, name: str, text: str) -> Path:
     p.parent.mkdir(parents=True, exist_ok=True)
     p.write_text(text, encoding="utf-8")
     return p
+
+
+def said(report) -> list[str]:
+    "A sync report's errors as `source: error` lines, then its warnings: the `warn:` lines its CLI prints."
+    get = report.get if isinstance(report, dict) else lambda k: getattr(report, k)
+    errors = [e if isinstance(e, dict) else dict(source=e.source, error=e.error) for e in get("errors") or []]
+    return [f"{e['source']}: {e['error']}" for e in errors] + list(get("warnings") or [])

@@ -17,7 +17,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from conftest import write
+from conftest import said, write
 
 CLI = str(Path(sys.executable).parent / "minirag-mcp")
 ENV_VARS = [
@@ -79,8 +79,8 @@ def sync(env: dict, deadline: float) -> tuple[dict, float, float]:
 
 
 def failure(report: dict, name: str) -> str:
-    "The reason `sync` gives for the failed file `name` (a failure is counted and its reason is a warning)."
-    got = [w for w in report["warnings"] if name in w]
+    "The reason `sync` gives for the failed file `name` (a failure is counted and its reason is an error)."
+    got = [w for w in said(report) if name in w]
     assert report["failed"] >= 1 and got, json.dumps(report)[:2000]
     return got[0]
 

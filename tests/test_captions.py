@@ -5,6 +5,7 @@ import json, os, shutil, subprocess, sys
 from pathlib import Path
 
 import pytest
+from conftest import said
 
 CLI = str(Path(sys.executable).parent / "minirag-mcp")  # the console script pip installed (what PATH runs)
 DATA = Path(__file__).parent / "data" / "captions"
@@ -78,9 +79,9 @@ def test_teams_exports_decode_join_segments_and_keep_notes_and_bare_angle_bracke
 def test_a_cp1251_export_decodes_and_a_short_one_fails_asking_for_utf8(synced):
     root, _, res = synced
     assert "00:00:01 Иванова, Ольга: Согласовали бюджет на следующий квартал." in text_of(synced, "legacy.vtt")
-    why = {Path(w.split(": ", 1)[0]).name: w for w in res["warnings"] if w.startswith(str(root))}
-    assert "save it as UTF-8" in why["short.vtt"], res["warnings"]
-    assert "neither a cue nor a note: 'просто строка'" in why["broken.vtt"], res["warnings"]
+    why = {Path(w.split(": ", 1)[0]).name: w for w in said(res) if w.startswith(str(root))}
+    assert "save it as UTF-8" in why["short.vtt"], said(res)
+    assert "neither a cue nor a note: 'просто строка'" in why["broken.vtt"], said(res)
     listed = json.loads(cli(synced[1], "list", "--json").stdout)["files"]
     assert {f["displayPath"]: f["state"] for f in listed if f["displayPath"] in ("short.vtt", "broken.vtt")} == {
         "short.vtt": "failed",

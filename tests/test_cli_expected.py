@@ -17,6 +17,7 @@ FIELDS = [
     "relabelled",
     "unreadable",
     "failed",
+    "errors",
     "warnings",
     "scope",
     "seconds",
@@ -56,6 +57,8 @@ def test_known_failures_warn_and_new_ones_fail(broken):
     assert cli("sync", "--strict", "-q", cwd=root, env=env).returncode == 1
     j = cli("sync", "--json", cwd=root, env=env)  # the JSON is the MCP tool's, field for field
     assert j.returncode == 0 and list(json.loads(j.stdout)) == FIELDS, j.stdout
+    [e] = json.loads(j.stdout)["errors"]  # the remembered failure, named by its file
+    assert e["source"] == str(root / "bad.pdf") and e["error"].endswith("(unchanged since it failed; not read again)")
     (root / "worse.pdf").write_bytes(PDF_BAD + b" and more")  # a new failure fails the run again
     assert cli("sync", "-q", cwd=root, env=env).returncode == 1
 

@@ -294,6 +294,13 @@ def test_schemas_carry_ranges_and_every_result_matches_its_output_schema(root, m
     q = dict(got)["query_documents"]
     assert 1 <= len(q["results"]) <= 100  # topK above 100 is clamped (R-Q3), as the schema's maximum says
     assert "failed" in {x["state"] for x in got[-1][1]["files"]}
+    # the sync's errors, in the reference's shape: the job's own field, each {source, error}; not in its counts
+    job = tools["sync_status"].output_schema
+    assert job["required"][-1] == "errors" and job["$defs"]["SyncError"]["required"] == ["source", "error"]
+    assert [e["source"] for e in dict(got)["sync_status"]["errors"]] == [str(root / "broken.docx")]
+    assert "errors" not in dict(got)["sync_status"]["counts"]
+    roots = tools["status"].output_schema["properties"]["rootStates"]  # each root with its state
+    assert roots["anyOf"][0]["items"]["$ref"] == "#/$defs/RootState", roots
     assert "stale" in tools["list_files"].description and "outdatedScheme" in tools["list_files"].description
     assert all(k in tools["status"].description for k in REFERENCE_STATUS)
 

@@ -12,7 +12,7 @@ from pathlib import Path
 import anyio
 import duckdb
 import pytest
-from conftest import write
+from conftest import said, write
 
 CLI = str(Path(sys.executable).parent / "minirag-mcp")  # the console script pip installed (what PATH runs)
 DROP = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--"]
@@ -451,9 +451,8 @@ def test_an_unchanged_failed_file_is_not_parsed_again(root, db, model_dir):
     p = run(root, db, model_dir, "sync", "--json")
     r = as_json(p)
     assert p.returncode == 1 and (r["ingested"], r["failed"]) == (1, 1), r
-    assert [l for l in lines(p.stderr) if l.startswith("warn:")] == [f"warn: {r['warnings'][0]}"] and str(bad) in r[
-        "warnings"
-    ][0]
+    assert [l for l in lines(p.stderr) if l.startswith("warn:")] == [f"warn: {said(r)[0]}"] and str(bad) in said(r)[0]
+    assert [e["source"] for e in r["errors"]] == [str(bad)] and r["warnings"] == [], r
     first = _failed_at(db, str(bad))
     assert first is not None and str(bad) in first[1]
 

@@ -1,10 +1,12 @@
 """A taxonomy file that cannot be used stops only the labels step, through the installed CLI and a real MCP server:
-sync, list, query and status keep working; the problem is `status.labels.error` (before the first sync too) and a
-sync warning `<file>: labels: <why>`. The checks are fuzzed over every key of the file."""
+sync, list, query and status keep working; the problem is `status.labels.error` (before the first sync too) and one of
+the sync's `errors`, `{"source": <file>, "error": "labels: <why>"}`, not counted as failed. The checks are fuzzed over
+every key of the file."""
 
 import json, math, os, shutil, subprocess, tempfile
 from pathlib import Path
 import anyio
+import jsonschema
 import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 from mcp.client import Client
@@ -66,8 +68,10 @@ def test_a_broken_taxonomy_stops_nothing_but_labels(corpus, case):
     try:
         r = cli("sync", "--json", env=env)
         assert r.returncode == 0 and "Traceback" not in r.stderr, r.stderr
-        warned = [w for w in json.loads(r.stdout)["warnings"] if w.startswith(f"{toml}: labels: ")]
-        assert len(warned) == 1 and msg in warned[0], r.stdout
+        report = json.loads(r.stdout)
+        [e] = report["errors"]  # the reference's shape: the taxonomy file, and its reason after "labels: "
+        assert e["source"] == str(toml) and e["error"].startswith("labels: ") and msg in e["error"], r.stdout
+        assert report["failed"] == 0 and not any("labels: " in w for w in report["warnings"]), r.stdout
         assert f"warn: {toml}: labels: " in cli("sync", env=env).stderr  # the human sync says it too, exit 0
         r = cli("list", "--json", env=env)
         assert r.returncode == 0 and len(json.loads(r.stdout)["files"]) == 2, r.stderr
@@ -84,6 +88,7 @@ def test_a_broken_taxonomy_stops_nothing_but_labels(corpus, case):
 def test_status_names_the_error_before_the_first_sync_over_the_cli_and_mcp(tmp_path, model_dir):
     root = Path(os.path.realpath(tmp_path)) / "docs"
     write(root, "a.md", "# A\n\nText.\n")
+    write(root, "empty.md", "")  # a file that fails: an error counted as failed, beside the taxonomy's
     toml = _put(root, BAD["default-list"][0])
     env = _env(root, model_dir)
     r = cli("status", "--json", env=env)
@@ -93,6 +98,7 @@ def test_status_names_the_error_before_the_first_sync_over_the_cli_and_mcp(tmp_p
         async with Client(
             StdioServerParameters(command=CLI, args=[], env=env), mode="auto", read_timeout_seconds=120
         ) as c:
+            tools = {t.name: t for t in (await c.list_tools()).tools}
             before = await c.call_tool("status", {})
             job = (await c.call_tool("sync_start", {})).structured_content["jobId"]
             for _ in range(600):
@@ -101,14 +107,18 @@ def test_status_names_the_error_before_the_first_sync_over_the_cli_and_mcp(tmp_p
                     break
                 await anyio.sleep(0.1)
             listed = await c.call_tool("list_files", {})
-            return before, st, listed
+            return tools, before, st, listed
 
-    before, st, listed = anyio.run(main)
+    tools, before, st, listed = anyio.run(main)
     assert not before.is_error and before.structured_content["labels"]["file"] == str(toml)
     assert "facets.t.default must be" in before.structured_content["labels"]["error"]
-    assert st["state"] == "succeeded" and st["counts"]["ingested"] == 1, st
-    assert any(w.startswith(f"{toml}: labels: facets.t.default") for w in st["counts"]["warnings"]), st
-    assert not listed.is_error and len(listed.structured_content["files"]) == 1
+    assert st["state"] == "succeeded" and (st["counts"]["ingested"], st["counts"]["failed"]) == (1, 1), st
+    assert [e["source"] for e in st["errors"]] == [str(root / "empty.md"), str(toml)], st
+    assert st["errors"][0]["error"] == "the file is empty (0 bytes); nothing to index", st
+    assert st["errors"][1]["error"].startswith("labels: facets.t.default must be"), st
+    assert st["counts"]["warnings"] == [] and "errors" not in st["counts"], st
+    jsonschema.validate(st, tools["sync_status"].output_schema)
+    assert not listed.is_error and len(listed.structured_content["files"]) == 2
 
 
 def test_an_unreadable_taxonomy_file_is_reported_not_raised(tmp_path, model_dir):
@@ -128,10 +138,9 @@ def test_an_unreadable_taxonomy_file_is_reported_not_raised(tmp_path, model_dir)
             pytest.skip("this process reads files whatever their mode")
         r = run("sync", "--json")
         assert r.returncode == 0, r.stderr
-        assert any(
-            w.startswith(f"{toml}: labels: cannot read") and "Permission denied" in w
-            for w in json.loads(r.stdout)["warnings"]
-        ), r.stdout
+        [e] = json.loads(r.stdout)["errors"]
+        assert e["source"] == str(toml) and e["error"].startswith("labels: cannot read"), r.stdout
+        assert "Permission denied" in e["error"], r.stdout
         lab = json.loads(run("status", "--json").stdout)["labels"]
         assert "Permission denied" in lab["error"], lab
         assert json.loads(run("query", "pumps", "--json").stdout)["results"]

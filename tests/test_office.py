@@ -8,6 +8,7 @@ from email.message import EmailMessage
 from pathlib import Path
 import pytest
 import system_tools
+from conftest import said
 
 CLI = str(Path(sys.executable).parent / "minirag-mcp")
 DATA = Path(__file__).parent / "data" / "office"
@@ -171,7 +172,7 @@ def read(office, name):
 def test_hostile_office_files_fail_with_a_reason_naming_file_and_cause(office):
     root, _, res, err = office
     assert "Traceback" not in err and 'File "' not in err
-    why = {Path(w.split(": ", 1)[0]).name: w for w in res["warnings"] if w.startswith(str(root))}
+    why = {Path(w.split(": ", 1)[0]).name: w for w in said(res) if w.startswith(str(root))}
     assert "password-protected" in why["secret.odt"]
     assert "zip bomb" in why["bomb.odt"] and "zip bomb" in why["bomb.ods"]
     assert "corrupt or truncated" in why["cut.ods"]
@@ -184,7 +185,7 @@ def test_hostile_office_files_fail_with_a_reason_naming_file_and_cause(office):
     no_antiword = {n for n, w in why.items() if "need antiword; install it with apt-get install antiword" in w}
     word97 = {"alpaca_tz.doc", "dedoc_example.doc", "test-ole-file.doc"}
     assert no_antiword == (word97 if system_tools.problem("antiword") else set()), no_antiword
-    assert res["failed"] == 9 + len(no_antiword), "\n".join(res["warnings"])
+    assert res["failed"] == 9 + len(no_antiword), "\n".join(said(res))
 
 
 def test_real_opendocument_and_legacy_excel_keep_their_structure(office):
@@ -226,12 +227,10 @@ def test_a_mail_of_100_nested_mails_and_one_with_a_bomb_attached_are_bounded(off
     root, _, res, _ = office
     nested = read(office, "nested.eml")["text"]
     assert "Forward number 99." in nested and "albatross" not in nested  # depth bounded, the rest named in a warning
-    assert any(w.startswith(str(root / "nested.eml")) and "nested deeper" in w for w in res["warnings"]), res[
-        "warnings"
-    ]
+    assert any(w.startswith(str(root / "nested.eml")) and "nested deeper" in w for w in said(res)), said(res)
     bomb = read(office, "bombmail.eml")["text"]
     assert "A bomb is attached." in bomb
-    assert any("bombmail.eml" in w and "zip bomb" in w for w in res["warnings"]), res["warnings"]
+    assert any("bombmail.eml" in w and "zip bomb" in w for w in said(res)), said(res)
 
 
 def test_captions_become_a_transcript_in_time_windows(office):

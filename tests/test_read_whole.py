@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write
+from conftest import said, write
 from system_tools import reason as tool_reason, problem as tool_problem
 
 CLI = str(Path(sys.executable).parent / "minirag-mcp")
@@ -67,8 +67,8 @@ def zeros_gz(path: Path, size: int):
 
 def warning_of(report: dict, name: str) -> str:
     "The one warning line that names file `name`."
-    hits = [w for w in report["warnings"] if f"/{name}:" in w]
-    assert len(hits) == 1, (name, report["warnings"])
+    hits = [w for w in said(report) if f"/{name}:" in w]
+    assert len(hits) == 1, (name, said(report))
     return hits[0]
 
 
@@ -245,7 +245,7 @@ def real_folder(tmp_path_factory, model_dir, shared_embedder):
 
 def test_real_debian_files_are_all_read(real_folder):
     ix, copies, report = real_folder
-    assert report.failed == 0 and report.ingested == len(copies), report.warnings
+    assert report.failed == 0 and report.ingested == len(copies), said(report)
 
 
 def test_real_debian_files_keep_their_words(real_folder):

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import write
+from conftest import said, write
 
 CLI = str(Path(sys.executable).parent / "minirag-mcp")
 ENV_VARS = ["BASE_DIR", "BASE_DIRS", "DB_PATH", "MAX_FILE_SIZE", "FILE_TIME_LIMIT"]
@@ -72,7 +72,7 @@ def test_a_huge_sparse_file_is_refused_by_its_size_before_it_is_read(docs, model
     r, secs = sync(env_for(docs, model_dir), deadline=90)
     out = json.loads(r.stdout)
     assert out["ingested"] == 1 and out["failed"] == 1, r.stdout
-    assert any("huge.md: 214,748,364,800 bytes is over MAX_FILE_SIZE" in w for w in out["warnings"]), out["warnings"]
+    assert any("huge.md: 214,748,364,800 bytes is over MAX_FILE_SIZE" in w for w in said(out)), said(out)
     assert "Traceback" not in r.stderr
     assert secs < 60, f"{secs:.0f} s: the file was read before it was refused"
 
@@ -84,8 +84,8 @@ def test_a_file_that_takes_too_long_fails_alone(docs, model_dir):
     out = json.loads(r.stdout)
     assert "ingested" in out, r.stdout + r.stderr
     assert out["ingested"] == 1 and out["failed"] == 1, r.stdout + r.stderr
-    (msg,) = [w for w in out["warnings"] if "slow.md" in w]
+    (msg,) = [w for w in said(out) if "slow.md" in w]
     assert "longer than FILE_TIME_LIMIT (1 s)" in msg, msg
     # unchanged, it is not read again: the next sync settles it from the remembered failure at once
     r, secs = sync(env_for(docs, model_dir, FILE_TIME_LIMIT="1"))
-    assert any("slow.md" in w for w in json.loads(r.stdout)["warnings"]) and secs < 30
+    assert any("slow.md" in w for w in said(json.loads(r.stdout))) and secs < 30

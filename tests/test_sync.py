@@ -3,7 +3,7 @@
 import hashlib, json, os, shutil, subprocess, sys, time
 from pathlib import Path
 import pytest
-from conftest import write
+from conftest import said, write
 from minirag.api import Index
 from minirag.config import MiniragError
 from minirag.chunk import SCHEME_VERSION
@@ -211,10 +211,16 @@ def test_unlistable_folder_keeps_its_entries(synced, root, monkeypatch):
     _deny_listing(monkeypatch, root / "sub")
     r = to_wire(synced.sync())
     assert counts(r) == C(deleted=1, skipped=1, failed=1)
-    assert r["warnings"] == [
-        f"{root / 'sub'}: folder cannot be listed (Permission denied); "
-        f"kept 1 indexed file(s) under it: {root / 'sub/charlie.md'}"
-    ]
+    assert (r["errors"], r["warnings"]) == (
+        [
+            dict(
+                source=str(root / "sub"),
+                error="folder cannot be listed (Permission denied); "
+                f"its 1 indexed file is kept and still searchable: {root / 'sub/charlie.md'}",
+            )
+        ],
+        [],
+    )
     assert "sub/charlie.md" in sources(synced)
     code, out, err = cli_sync(synced, deny=root / "sub")
     assert code == 1 and "warn: " in err and "charlie.md" in err
@@ -250,14 +256,14 @@ def test_missing_root_and_suddenly_empty_root_keep_everything(tmp_path, model_di
     r = to_wire(ix.sync())
     assert counts(r) == C(failed=2), r
     assert len(ix.engine.tables.sources()) == 10
-    w1 = next(w for w in r["warnings"] if w.startswith(str(r1)))
-    w2 = next(w for w in r["warnings"] if w.startswith(str(r2)))
+    w1 = next(w for w in said(r) if w.startswith(str(r1)))
+    w2 = next(w for w in said(r) if w.startswith(str(r2)))
     assert (
         "lists no documents" in w1
-        and "kept 5 indexed file(s)" in w1
+        and "its 5 indexed files are kept" in w1
         and f"{r1 / 'n0.md'}, {r1 / 'n1.md'}, {r1 / 'n2.md'} and 2 more" in w1
     )
-    assert "is missing" in w2 and str(r2 / "n0.md") in w2
+    assert "not found" in w2 and str(r2 / "n0.md") in w2 and "BASE_DIRS" in w2
     ix.close()
 
 
@@ -281,7 +287,7 @@ def test_bad_files_are_named_and_the_rest_ingests(index, root):
     r = to_wire(index.sync())
     bad = ["corrupt.pdf", "secret.docx", "image.md", "empty.txt"]
     assert (r["ingested"], r["failed"]) == (2, 4), r
-    for name, w in zip(sorted(bad), sorted(r["warnings"], key=lambda w: Path(w.split(":")[0]).name)):
+    for name, w in zip(sorted(bad), sorted(said(r), key=lambda w: Path(w.split(":")[0]).name)):
         assert name in w, (name, w)
     assert set(sources(index)) == {"good.md", "latin1.txt"}
     # invalid UTF-8 is decoded (charset detection), not refused: the words stay searchable
@@ -297,7 +303,7 @@ def test_bad_files_are_named_and_the_rest_ingests(index, root):
 def test_failed_reingest_keeps_the_previous_version(synced, root):
     (root / "alpha.md").write_bytes(b"\x00\x01binary now")
     r = to_wire(synced.sync())
-    assert r["failed"] == 1 and "alpha.md" in r["warnings"][0]
+    assert r["failed"] == 1 and r["errors"][0]["source"] == str(root / "alpha.md")
     assert "routers" in to_wire(synced.read(root / "alpha.md"))["text"]
 
 

@@ -5,6 +5,7 @@ import json, os, shutil, subprocess, sys
 from pathlib import Path
 
 import anyio
+import jsonschema
 import pytest
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
@@ -78,7 +79,7 @@ def test_a_missing_root_leaves_the_others_working(two_roots, tmp_path):
     assert code == 0 and json.loads(out)["results"][0]["source"] == str(b / "penguin.md"), (out, err)
     code, out, err = cli(env, "sync")  # the missing root is a failure; its files are kept
     assert code == 1 and "deleted 0" in out and "failed 1" in out, (out, err)
-    assert f"warn: {b}: folder is missing" in err, err
+    assert f"warn: {b}: folder not found" in err, err
     code, out, _ = cli(env, "list", "--json")
     assert sum(f["state"] == "unlisted" for f in json.loads(out)["files"]) == 2
 
@@ -142,3 +143,39 @@ def test_sync_status_counts_have_one_shape_from_the_first_poll(two_roots):
     assert {k: last[k] for k in COUNTERS} == dict(
         scanned=4, ingested=1, skipped=3, moved=0, deleted=0, relabelled=0, unreadable=0, failed=0
     ), last
+
+
+def test_a_missing_root_is_a_sync_error_and_said_by_status(two_roots, tmp_path):
+    a, b, env = two_roots
+    b.rename(tmp_path / "b-unplugged")
+    code, out, err = cli(env, "sync", "--json")
+    report = json.loads(out)
+    assert code == 1 and (report["failed"], report["deleted"]) == (1, 0), (out, err)
+    [e] = report["errors"]
+    assert e["source"] == str(b) and "not found" in e["error"] and "its 2 indexed files are kept" in e["error"], e
+    assert report["warnings"] == [] and f"warn: {b}: folder not found" in err, (report, err)
+    code, out, err = cli(env, "status", "--json")
+    assert code == 0, err
+    states = {s["path"]: (s["state"], s["indexedCount"]) for s in json.loads(out)["rootStates"]}
+    assert states == {str(a): ("present", 1), str(b): ("missing", 2)}, out
+    code, out, err = cli(env, "status")
+    assert code == 0 and f"roots: {a}, {b} (missing)" in out, (out, err)
+    [warn] = [line for line in err.splitlines() if line.startswith(f"warn: {b}: ")]
+    assert "its 2 indexed files are kept" in warn and "plug it back in" in warn and "BASE_DIRS" in warn, err
+
+    async def calls(c):
+        tools = {t.name: t for t in (await c.list_tools()).tools}
+        status = (await c.call_tool("status", {})).structured_content
+        job = (await c.call_tool("sync_start", {})).structured_content["jobId"]
+        while (st := (await c.call_tool("sync_status", {"jobId": job})).structured_content)["state"] == "running":
+            await anyio.sleep(0.05)
+        return tools, status, st
+
+    tools, status, st = mcp(env, calls)
+    assert [(s["path"], s["state"]) for s in status["rootStates"]] == [(str(a), "present"), (str(b), "missing")]
+    assert "plug it back in" in status["rootStates"][1]["message"], status["rootStates"]
+    assert st["state"] == "succeeded" and st["counts"]["failed"] == 1 and "errors" not in st["counts"], st
+    assert [e["source"] for e in st["errors"]] == [str(b)] and "its 2 indexed files" in st["errors"][0]["error"], st
+    jsonschema.validate(st, tools["sync_status"].output_schema)
+    jsonschema.validate(status, tools["status"].output_schema)
+    assert tools["sync_status"].output_schema["$defs"]["SyncError"]["required"] == ["source", "error"]
