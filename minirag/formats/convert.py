@@ -91,6 +91,7 @@ class Converted:
     warnings: list[str] = field(
         default_factory=list
     )  # library warnings and partial reads, one line each, for this file
+    pages: list[tuple[int, int]] = field(default_factory=list)  # a PDF's (offset in `markdown`, page number) per page
 
 
 _md, _md_lock = None, threading.Lock()
@@ -606,6 +607,16 @@ def _convert(path: Path, ext: str, cfg: Config) -> tuple[str, str | None, str, l
     return res.markdown or "", title, "", []
 
 
+def _read(path: Path, ext: str, cfg: Config) -> tuple[str, str | None, str, list[str], list]:
+    "(markdown, metadata title, OCR engine, extra warnings, page starts) of one document file: only a PDF has pages."
+    if ext == ".pdf":
+        from minirag.formats.pdf import pdf_to_markdown
+
+        r = pdf_to_markdown(path, cfg)
+        return r.markdown, r.title, r.ocr_engine, r.warnings, r.pages
+    return *_convert(path, ext, cfg), []
+
+
 def convert_file(path: Path, cfg: Config) -> Converted:
     "Convert one local file to Markdown."
     path = Path(path)
@@ -640,19 +651,19 @@ def convert_file(path: Path, cfg: Config) -> Converted:
         raise MiniragError(f"{path}: cannot read the file ({e.strerror or e})") from None
     with captured_warnings() as caught:
         try:
-            md, title, engine, extra = _convert(path, ext, cfg)
+            md, title, engine, extra, pages = _read(path, ext, cfg)
         except OSError as e:
             raise MiniragError(f"{path}: cannot read the file ({e.strerror or e})") from None
-    return _accepted(path, md, title, engine, extra, caught)
+    return _accepted(path, md, title, engine, extra, caught, pages)
 
 
-def _accepted(path: Path, md: str, title: str | None, engine: str, extra: list, caught: list) -> Converted:
+def _accepted(path: Path, md: str, title: str | None, engine: str, extra: list, caught: list, pages=()) -> Converted:
     "The converted document, unless it has no text or its text is not language."
     if not re.search(r"\w", md):
         raise MiniragError(f"{path}: no text could be extracted" + (f" ({caught[0]})" if caught else ""))
     if why := not_language(md):
         raise MiniragError(f"{path}: not text in a language ({why}); the file was not indexed")
-    return Converted(md, title, engine, extra + caught)
+    return Converted(md, title, engine, extra + caught, list(pages))
 
 # %% ../../nbs/02_convert.ipynb #7c72398b
 URL_TYPES = {  # Content-Type -> the extension whose reader converts it

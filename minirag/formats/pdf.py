@@ -4,15 +4,15 @@
 
 # %% ../../nbs/02b_pdf.ipynb #9a2f1cae
 from __future__ import annotations
-import re, threading, unicodedata
+import bisect, re, threading, unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from ..config import MiniragError, DEFAULT_OCR_MIN_CHARS
 from .text import escape_markdown_lines
 
 # %% auto #0
-__all__ = ['PDFIUM_LOCK', 'EDGE_LINES', 'page_text_quality', 'usable_page', 'read_pdf_pages', 'running_lines', 'strip_furniture',
-           'PdfText', 'pdf_to_markdown']
+__all__ = ['PDFIUM_LOCK', 'EDGE_LINES', 'LOOK_AHEAD', 'page_text_quality', 'usable_page', 'read_pdf_pages', 'running_lines',
+           'strip_furniture', 'page_starts', 'pages_of', 'PdfText', 'pdf_to_markdown']
 
 # %% ../../nbs/02b_pdf.ipynb #255a6fb4
 _CID = re.compile(r"\(cid:\d+\)")
@@ -163,6 +163,56 @@ def strip_furniture(pages: list[str]) -> list[str]:
         out.append("\n".join(l for i, l in enumerate(lines) if i not in drop))
     return out
 
+# %% ../../nbs/02b_pdf.ipynb #a75777a2
+_OCR_PAGE = re.compile(r"^## Page (\d+)$", re.M)
+
+
+def page_starts(
+    markdown: str,  # the document `pdf_to_markdown` built
+    pages: list[str],  # its pages' text, furniture stripped, in page order
+) -> list[tuple[int, int]]:
+    "(offset in `markdown`, 1-based page number) where each page's text starts, offsets ascending."
+    starts, at = [], 0
+    for n, text in enumerate(pages, 1):
+        t = _clean_page(text)
+        if t and markdown.startswith(t, at) and markdown[at + len(t) : at + len(t) + 2] in ("", "\n\n"):
+            starts.append((at, n))  # a page the body kept: pages are joined in order, a blank line apart
+            at += len(t) + 2
+    starts += [(m.start(), int(m.group(1))) for m in _OCR_PAGE.finditer(markdown, min(at, len(markdown)))]
+    return starts or ([(0, 1)] if markdown else [])
+
+
+LOOK_AHEAD = 50_000  # characters searched past the previous chunk's start for the next one's opening line
+
+
+def _opening(markdown: str, body: str, at: int) -> int | None:
+    "Offset of the first line of `body` found at or after `at` (a repeated table header or a split mark is not)."
+    for line in body.splitlines():
+        if len(key := line.strip()[:80]) >= 3:
+            i = markdown.find(key, at, at + LOOK_AHEAD + len(key))
+            if i >= 0:
+                return i
+    return None
+
+
+def pages_of(
+    markdown: str,  # the document the chunks were cut from
+    starts: list[tuple[int, int]],  # `page_starts` of it
+    bodies: list[str],  # the chunks' bodies (their text less the context prefix), in order
+) -> list[int | None]:
+    "The page each chunk starts on; a chunk not found in the Markdown takes its predecessor's page."
+    if not starts:
+        return [None] * len(bodies)
+    offsets, out, at = [o for o, _ in starts], [], 0
+    for body in bodies:
+        i = _opening(markdown, body, at)
+        if i is None:
+            out.append(out[-1] if out else starts[0][1])
+            continue
+        at = i + len(body) // 2  # the next chunk starts past this one's middle: chunks do not overlap
+        out.append(starts[max(bisect.bisect_right(offsets, i) - 1, 0)][1])
+    return out
+
 # %% ../../nbs/02b_pdf.ipynb #98b38d2f
 @dataclass
 class PdfText:
@@ -172,6 +222,7 @@ class PdfText:
     title: str | None = None
     ocr_engine: str = ""
     warnings: list[str] = field(default_factory=list)
+    pages: list[tuple[int, int]] = field(default_factory=list)  # (offset in `markdown`, page number) of each page
 
 
 def _page_list(pages: list[int]) -> str:
@@ -260,4 +311,4 @@ def pdf_to_markdown(
                 f"pages {_page_list([i + 1 for i in glyphs])} have no usable text layer (glyph codes) "
                 f"and were skipped{hint}"
             )
-    return PdfText(body, title, engine, warnings)
+    return PdfText(body, title, engine, warnings, page_starts(body, pages))
