@@ -104,7 +104,7 @@ def chunks_ddl(dim: int | None) -> str:
     "The chunks table, its vector column sized to the model's dimension (None: a list of any length, for a lake)."
     return f"""CREATE TABLE IF NOT EXISTS chunks(id BIGINT, source VARCHAR, chunk_index INTEGER, parent_id VARCHAR,
       text VARCHAR, prefix_len INTEGER, section_head VARCHAR, kind VARCHAR, tokens INTEGER, scheme INTEGER,
-      kw_len INTEGER, emb FLOAT[{dim or ""}], page INTEGER)"""
+      kw_len INTEGER, page INTEGER, emb FLOAT[{dim or ""}])"""
 
 
 CHUNK_FIELDS = ["chunk_index", "parent_id", "text", "prefix_len", "section_head", "kind", "tokens", "scheme"]
