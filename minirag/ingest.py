@@ -15,7 +15,7 @@ from .config import Config, MiniragError, IndexBusyError, file_hash
 from .formats.convert import convert_file, fetched_to_markdown
 from .chunk import chunk_markdown, strip_inline_images, SCHEME_VERSION
 from .chunk import drop_blank_table_rows
-from .formats.pdf import pages_of
+from .formats.convert import pages_of
 from .formats.convert import file_title, data_title
 from .security import resolve_in_roots
 from .store import IndexUnavailableError

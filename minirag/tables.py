@@ -737,12 +737,8 @@ def hits(self: Tables, ids: list[int], con=None) -> dict[int, dict]:
             f"WHERE id IN ({', '.join('?' * len(ids))})",
             [int(i) for i in ids],
         )  # a parameter list: the lookup index's fastest form
-    return {
-        r[0]: dict(
-            source=r[1], chunk_index=r[2], parent_id=r[3], text=r[4], prefix_len=r[5], section_head=r[6], page=r[7]
-        )
-        for r in rows
-    }
+    names = ["source", "chunk_index", "parent_id", "text", "prefix_len", "section_head", "page"]
+    return {r[0]: dict(zip(names, r[1:])) for r in rows}
 
 
 @patch

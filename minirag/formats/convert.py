@@ -4,7 +4,7 @@
 
 # %% ../../nbs/02_convert.ipynb #56162d58
 from __future__ import annotations
-import html, io, json, logging, os, re, threading, warnings, zipfile
+import bisect, html, io, json, logging, os, re, threading, warnings, zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,11 +21,11 @@ from .titles import data_title, file_title  # noqa: F401
 from .ocr import ocr_status  # noqa: F401
 
 # %% auto #0
-__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'NOT_READ_HELP', 'LIBRARY_LOGGERS', 'MAX_WARNINGS',
-           'DOCX_STYLE_MAP', 'MAX_MAIL_DEPTH', 'KNOWN_BINARY', 'UNLISTED', 'SHARED_EXTS', 'URL_TYPES', 'scanned_exts',
-           'formats_help', 'Converted', 'markitdown', 'captured_warnings', 'office_title', 'check_unzipped',
-           'docx_to_markdown', 'sniff', 'text_extensions', 'unlisted_kind', 'read_by_content', 'convert_file',
-           'fetched_ext', 'fetched_to_markdown']
+__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'NOT_READ_HELP', 'LOOK_AHEAD', 'LIBRARY_LOGGERS',
+           'MAX_WARNINGS', 'DOCX_STYLE_MAP', 'MAX_MAIL_DEPTH', 'KNOWN_BINARY', 'UNLISTED', 'SHARED_EXTS', 'URL_TYPES',
+           'scanned_exts', 'formats_help', 'Converted', 'markitdown', 'pages_of', 'captured_warnings', 'office_title',
+           'check_unzipped', 'docx_to_markdown', 'sniff', 'text_extensions', 'unlisted_kind', 'read_by_content',
+           'convert_file', 'fetched_ext', 'fetched_to_markdown']
 
 # %% ../../nbs/02_convert.ipynb #f97b5a98
 # OpenDocument, legacy Office, RTF, mail and captions: read by their own modules in minirag.formats
@@ -118,6 +118,38 @@ def _short(e: Exception) -> str:
     msg = str(e).strip().splitlines()
     msg = next((l for l in reversed(msg) if l.strip()), type(e).__name__)
     return f"{type(e).__name__}: {msg[:160]}"
+
+# %% ../../nbs/02_convert.ipynb #122756ea
+LOOK_AHEAD = 50_000  # characters searched past the previous chunk's start for the next one's opening line
+
+
+def _opening(markdown: str, body: str, at: int) -> int | None:
+    "Offset of the first line of `body` found at or after `at` (a repeated table header or a split mark is not)."
+    for line in body.splitlines():
+        if len(key := line.strip()[:80]) >= 3:
+            i = markdown.find(key, at, at + LOOK_AHEAD + len(key))
+            if i >= 0:
+                return i
+    return None
+
+
+def pages_of(
+    markdown: str,  # the document the chunks were cut from
+    starts: list[tuple[int, int]],  # `page_starts` of it
+    bodies: list[str],  # the chunks' bodies (their text less the context prefix), in order
+) -> list[int | None]:
+    "The page each chunk starts on; a chunk not found in the Markdown takes its predecessor's page."
+    if not starts:
+        return [None] * len(bodies)
+    offsets, out, at = [o for o, _ in starts], [], 0
+    for body in bodies:
+        i = _opening(markdown, body, at)
+        if i is None:
+            out.append(out[-1] if out else starts[0][1])
+            continue
+        at = i + len(body) // 2  # the next chunk starts past this one's middle: chunks do not overlap
+        out.append(starts[max(bisect.bisect_right(offsets, i) - 1, 0)][1])
+    return out
 
 # %% ../../nbs/02_convert.ipynb #w4rn0001
 LIBRARY_LOGGERS = ("pdfminer", "openpyxl", "bs4", "markitdown", "mammoth", "pypdfium2", "PIL", "charset_normalizer")

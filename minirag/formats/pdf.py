@@ -4,15 +4,15 @@
 
 # %% ../../nbs/02b_pdf.ipynb #9a2f1cae
 from __future__ import annotations
-import bisect, re, threading, unicodedata
+import re, threading, unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path
 from ..config import MiniragError, DEFAULT_OCR_MIN_CHARS
 from .text import escape_markdown_lines
 
 # %% auto #0
-__all__ = ['PDFIUM_LOCK', 'EDGE_LINES', 'LOOK_AHEAD', 'page_text_quality', 'usable_page', 'read_pdf_pages', 'running_lines',
-           'strip_furniture', 'page_starts', 'pages_of', 'PdfText', 'pdf_to_markdown']
+__all__ = ['PDFIUM_LOCK', 'EDGE_LINES', 'page_text_quality', 'usable_page', 'read_pdf_pages', 'running_lines', 'strip_furniture',
+           'page_starts', 'PdfText', 'pdf_to_markdown']
 
 # %% ../../nbs/02b_pdf.ipynb #255a6fb4
 _CID = re.compile(r"\(cid:\d+\)")
@@ -182,36 +182,6 @@ def page_starts(
     return starts or ([(0, 1)] if markdown else [])
 
 
-LOOK_AHEAD = 50_000  # characters searched past the previous chunk's start for the next one's opening line
-
-
-def _opening(markdown: str, body: str, at: int) -> int | None:
-    "Offset of the first line of `body` found at or after `at` (a repeated table header or a split mark is not)."
-    for line in body.splitlines():
-        if len(key := line.strip()[:80]) >= 3:
-            i = markdown.find(key, at, at + LOOK_AHEAD + len(key))
-            if i >= 0:
-                return i
-    return None
-
-
-def pages_of(
-    markdown: str,  # the document the chunks were cut from
-    starts: list[tuple[int, int]],  # `page_starts` of it
-    bodies: list[str],  # the chunks' bodies (their text less the context prefix), in order
-) -> list[int | None]:
-    "The page each chunk starts on; a chunk not found in the Markdown takes its predecessor's page."
-    if not starts:
-        return [None] * len(bodies)
-    offsets, out, at = [o for o, _ in starts], [], 0
-    for body in bodies:
-        i = _opening(markdown, body, at)
-        if i is None:
-            out.append(out[-1] if out else starts[0][1])
-            continue
-        at = i + len(body) // 2  # the next chunk starts past this one's middle: chunks do not overlap
-        out.append(starts[max(bisect.bisect_right(offsets, i) - 1, 0)][1])
-    return out
 
 # %% ../../nbs/02b_pdf.ipynb #98b38d2f
 @dataclass
