@@ -12,6 +12,7 @@ from mcp.client.stdio import StdioServerParameters
 from conftest import write
 from test_cli import CLI, _env, cli
 from test_junk import make_book_pdf
+from test_lake import pg  # noqa: F401  (a fixture: a real PostgreSQL for the lake test)
 
 # one subject a page, each named by words found nowhere else in the book
 SUBJECTS = {
@@ -120,3 +121,27 @@ def test_an_index_written_before_pages_still_answers(book, tmp_path):
     assert r.returncode == 0, r.stderr
     top = json.loads(r.stdout)["results"][0]
     assert top["source"].endswith("handbook.pdf") and "page" not in top, top
+
+
+def test_a_lake_keeps_pages_and_one_laid_out_before_them_gains_the_column(pg, tmp_path, model_dir, root):
+    from test_lake import cli as lake_cli, lake_env
+    from minirag.config import load_config
+    from minirag.engine import Engine
+
+    pg.lake_url = pg.new_database()
+    env = lake_env(pg, tmp_path, model_dir, root)
+    pdf = make_book_pdf(root / "handbook.pdf", [page_body(n, s) for n, s in SUBJECTS.items()], "Workshop Handbook")
+    assert json.loads(lake_cli(env, "sync", "--json").stdout)["ingested"] == 1
+
+    def top() -> dict:
+        return json.loads(lake_cli(env, "query", "carillon level and dry", "--json", "-k", "1").stdout)["results"][0]
+
+    hit = top()
+    assert hit["page"] == 3 and " ".join(hit["text"].split())[:40] in pdftotext(pdf, 3), hit
+    eng = Engine(load_config(env=env))
+    with eng.store.transaction() as con:
+        con.execute("ALTER TABLE chunks DROP COLUMN page")  # the lake as the version before laid it out
+    eng.store.close()
+    assert "page" not in top()  # opened, laid out again: the column is back, empty
+    lake_cli(env, "ingest", str(pdf))
+    assert top()["page"] == 3
