@@ -298,7 +298,8 @@ class Index:
         if not any(r["chunk_index"] == i for r in rows):
             rows = []
         chunks = [
-            NeighborChunk(r["chunk_index"], f"{src}#{r['parent_id']}", hit_text(r), r["chunk_index"] == i) for r in rows
+            NeighborChunk(r["chunk_index"], f"{src}#{r['parent_id']}", hit_text(r), r["chunk_index"] == i, r["page"])
+            for r in rows
         ]
         return Neighbors(src, i, chunks)
 

@@ -15,6 +15,7 @@ from .config import Config, MiniragError, IndexBusyError, file_hash
 from .formats.convert import convert_file, fetched_to_markdown
 from .chunk import chunk_markdown, strip_inline_images, SCHEME_VERSION
 from .chunk import drop_blank_table_rows
+from .formats.convert import pages_of
 from .formats.convert import file_title, data_title
 from .security import resolve_in_roots
 from .store import IndexUnavailableError
@@ -37,9 +38,16 @@ __all__ = ['MAX_TITLE_CHARS', 'DATA_FORMATS', 'MAX_SOURCE_ID', 'FATAL_ERRORS', '
 MAX_TITLE_CHARS = 120
 
 
-def prepare_chunks(markdown: str, title: str | None, counter, budget: int):
+def prepare_chunks(
+    markdown: str,
+    title: str | None,
+    counter,
+    budget: int,
+    pages: list | None = None,  # a PDF's page starts (`Converted.pages`): each chunk records the page it starts on
+):
     "Chunk `markdown` and seed chunk 0 with the title; returns (category, list of chunk dicts)."
     doc = chunk_markdown(strip_inline_images(markdown), counter.count, budget, title or "")
+    on = pages_of(markdown, pages, [c.body for c in doc.chunks]) if pages else [None] * len(doc.chunks)
     rows = [
         dict(
             chunk_index=i,
@@ -50,6 +58,7 @@ def prepare_chunks(markdown: str, title: str | None, counter, budget: int):
             kind=c.kind,
             tokens=c.tokens,
             scheme=SCHEME_VERSION,
+            page=on[i],
         )
         for i, c in enumerate(doc.chunks)
     ]
@@ -138,7 +147,7 @@ def _prepare_file(eng: Engine, item: FileItem, facts: dict | None) -> Prepared:
         facts.update(hash=h, size=st.st_size, mtime=st.st_mtime)
     conv = convert_file(p, cfg)
     title = file_title(conv.meta_title, conv.markdown, p)
-    category, rows = prepare_chunks(conv.markdown, title, eng.counter, eng.budget)
+    category, rows = prepare_chunks(conv.markdown, title, eng.counter, eng.budget, conv.pages)
     if not rows:
         raise MiniragError(f"{p}: no text to index (0 chunks); the previous version, if any, is kept")
     rec = SourceRecord(

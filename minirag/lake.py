@@ -15,6 +15,7 @@ from .config import Config, ConfigError, MiniragError
 from .bucket import object_store, reach_data, s3_problem
 from .store import Store, IndexUnavailableError, connect, extension_path, lake_connections, _SCHEMA
 from .store import add_document_columns, CHUNK_FIELDS, has_chunks
+from .store import add_chunk_columns, _ADDED_CHUNK_COLUMNS
 from . import tuning
 
 # %% auto #0
@@ -112,8 +113,12 @@ def _layout() -> set:
 
 def lacks_layout(con) -> bool:
     "True if the lake open on `con` misses a table, a column or an option of its layout."
-    have = con.execute("SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = ?", [LAKE])
-    if not _layout() <= set(have.fetchall()):
+    q = "SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = ?"
+    have = set(con.execute(q, [LAKE]).fetchall())
+    if not _layout() <= have:
+        return True
+    cut = {c for t, c in have if t == "chunks"}  # the chunks table comes with the model, at the first write
+    if cut and not set(_ADDED_CHUNK_COLUMNS) <= cut:
         return True
     opts = set(con.execute(f"SELECT option_name, value FROM {LAKE}.options()").fetchall())
     return any((k, v) not in opts for k, v in _OPTIONS.items())
@@ -123,6 +128,7 @@ def lay_out(con):
     "Create what the lake open on `con` lacks; DuckLake passes over a table or column that is there, without a commit."
     con.execute(LAKE_SCHEMA)
     add_document_columns(con)
+    add_chunk_columns(con)
     for k, v in _OPTIONS.items():
         held = con.execute(f"SELECT count(*) FROM {LAKE}.options() WHERE option_name = ? AND value = ?", [k, v])
         if held.fetchone()[0] == 0:
@@ -619,7 +625,9 @@ class HeldRows:
 
     def hits(self, ids) -> dict:
         return {
-            i: dict(source=r[0], chunk_index=r[1], parent_id=r[2], text=r[3], prefix_len=r[4], section_head=r[5])
+            i: dict(
+                source=r[0], chunk_index=r[1], parent_id=r[2], text=r[3], prefix_len=r[4], section_head=r[5], page=r[9]
+            )
             for i in ids
             if (r := self.chunks.get(int(i))) is not None
         }

@@ -110,6 +110,7 @@ class Hit:
     vector_rank: int | None = None  # 0-based rank on the vector side, null if not found there
     keyword_rank: int | None = None  # 0-based rank on the keyword (BM25) side, null if not found there
     section_head: str = ""  # the section's headings, for display (never sent)
+    page: int | None = None  # the PDF page the passage starts on (1-based); absent for other formats
 
 
 @dataclass
@@ -249,6 +250,7 @@ class NeighborChunk:
     parent_id: str
     text: str
     is_target: bool  # true for the chunk that was asked for
+    page: int | None = None  # the PDF page the chunk starts on (1-based); absent for other formats
 
 
 @dataclass(repr=False)
@@ -618,6 +620,7 @@ def read_back(
                 h.vector_rank,
                 h.keyword_rank,
                 c["section_head"] or "",
+                c.get("page"),
             )
         )
         where = display_path(c["source"], s.get("kind", ""), s.get("root", ""))

@@ -186,7 +186,7 @@ def _chunk_rows(con, items: list, ids: np.ndarray, ns: list[int], kw: list):
         {
             "id": ids,
             "source": [rec.source for (rec, _, _), n in zip(items, ns) for _ in range(n)],
-            **{f: [c[f] for c in allrows] for f in CHUNK_FIELDS},
+            **{f: [c.get(f) for c in allrows] for f in CHUNK_FIELDS},  # a row without a page has none
             **_input_key_column(con, allrows),
             "kw_len": [len(t) for t in kw],
             "emb": _fsl(np.concatenate([v for _, _, v in items])),
@@ -724,7 +724,7 @@ def chunks_of(self: Tables, source: str, lo: int | None = None, hi: int | None =
 # %% ../nbs/05b_tables.ipynb #e9ed3637
 @patch
 def hits(self: Tables, ids: list[int], con=None) -> dict[int, dict]:
-    "Chunk id -> source, chunk_index, parent_id, text, prefix_len, section_head."
+    "Chunk id -> source, chunk_index, parent_id, text, prefix_len, section_head, page."
     if not ids:
         return {}
     if (held := _held_rows(self)) is not None:
@@ -732,14 +732,12 @@ def hits(self: Tables, ids: list[int], con=None) -> dict[int, dict]:
     with self._session(con) as c:
         rows = fetch_roomy(
             c,
-            "SELECT id, source, chunk_index, parent_id, text, prefix_len, section_head FROM chunks "
+            "SELECT id, source, chunk_index, parent_id, text, prefix_len, section_head, page FROM chunks "
             f"WHERE id IN ({', '.join('?' * len(ids))})",
             [int(i) for i in ids],
         )  # a parameter list: the lookup index's fastest form
-    return {
-        r[0]: dict(source=r[1], chunk_index=r[2], parent_id=r[3], text=r[4], prefix_len=r[5], section_head=r[6])
-        for r in rows
-    }
+    names = ["source", "chunk_index", "parent_id", "text", "prefix_len", "section_head", "page"]
+    return {r[0]: dict(zip(names, r[1:])) for r in rows}
 
 
 @patch

@@ -175,7 +175,8 @@ def print_query(r, out, query: str = ""):
     shown = set()
     for i, h in enumerate(r.hits, 1):
         d = "—" if h.distance is None else f"{h.distance:.3f}"
-        where = f"{paths.get(h.source, h.source)}  chunk {h.chunk_index}"
+        page = f" · p. {h.page}" if h.page else ""  # a PDF's hit: the page the passage starts on
+        where = f"{paths.get(h.source, h.source)}{page}  chunk {h.chunk_index}"
         print(
             f"{bold(f'{i}. {where}')}  score {h.score:.4f}  distance {d}  v#{_rank(h.vector_rank)} "
             f"k#{_rank(h.keyword_rank)}",

@@ -22,6 +22,8 @@ RENAMED = {(QueryResult, "hits"): "results", (QueryResult, "sections"): "parents
 LOCAL = {(Hit, "section_head")}
 OMITTED_WHEN_NONE = {
     (ListedFile, "reason"),
+    (Hit, "page"),  # a PDF's hits only
+    (NeighborChunk, "page"),
     (Status, "ocr_hint"),
     (Status, "index_error"),
     (Status, "index_bytes"),
@@ -81,13 +83,13 @@ SCHEMAS = {
     Hit: (
         "QueryHit",
         "One ranked hit.",
-        "source title chunk_index parent_id text score distance vector_rank keyword_rank",
+        "source title chunk_index parent_id text score distance vector_rank keyword_rank page?",
     ),
     DocDate: ("DocumentDate", "A document's date and where it was found.", "value source bulk_copy?"),
     FilterCounts: ("FilterCounts", FilterCounts.__doc__, "unlabelled undated uncertain?"),
     Source: ("QuerySource", "A source of the hits, in rank order.", "source title hits display_path date?"),
     QueryResult: ("QueryResult", "query_documents", "query hits sections sources warnings? filter_counts?"),
-    NeighborChunk: ("NeighborChunk", "One chunk around the target.", "chunk_index parent_id text is_target"),
+    NeighborChunk: ("NeighborChunk", "One chunk around the target.", "chunk_index parent_id text is_target page?"),
     Neighbors: ("NeighborsResult", "read_chunk_neighbors", "source chunk_index chunks"),
     Document: ("DocumentText", "read_file", "source title chunk_count text"),
     ListedFile: (

@@ -4,7 +4,7 @@
 
 # %% ../../nbs/02_convert.ipynb #56162d58
 from __future__ import annotations
-import html, io, json, logging, os, re, threading, warnings, zipfile
+import bisect, html, io, json, logging, os, re, threading, warnings, zipfile
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -21,11 +21,11 @@ from .titles import data_title, file_title  # noqa: F401
 from .ocr import ocr_status  # noqa: F401
 
 # %% auto #0
-__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'NOT_READ_HELP', 'LIBRARY_LOGGERS', 'MAX_WARNINGS',
-           'DOCX_STYLE_MAP', 'MAX_MAIL_DEPTH', 'KNOWN_BINARY', 'UNLISTED', 'SHARED_EXTS', 'URL_TYPES', 'scanned_exts',
-           'formats_help', 'Converted', 'markitdown', 'captured_warnings', 'office_title', 'check_unzipped',
-           'docx_to_markdown', 'sniff', 'text_extensions', 'unlisted_kind', 'read_by_content', 'convert_file',
-           'fetched_ext', 'fetched_to_markdown']
+__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'NOT_READ_HELP', 'LOOK_AHEAD', 'LIBRARY_LOGGERS',
+           'MAX_WARNINGS', 'DOCX_STYLE_MAP', 'MAX_MAIL_DEPTH', 'KNOWN_BINARY', 'UNLISTED', 'SHARED_EXTS', 'URL_TYPES',
+           'scanned_exts', 'formats_help', 'Converted', 'markitdown', 'pages_of', 'captured_warnings', 'office_title',
+           'check_unzipped', 'docx_to_markdown', 'sniff', 'text_extensions', 'unlisted_kind', 'read_by_content',
+           'convert_file', 'fetched_ext', 'fetched_to_markdown']
 
 # %% ../../nbs/02_convert.ipynb #f97b5a98
 # OpenDocument, legacy Office, RTF, mail and captions: read by their own modules in minirag.formats
@@ -91,6 +91,7 @@ class Converted:
     warnings: list[str] = field(
         default_factory=list
     )  # library warnings and partial reads, one line each, for this file
+    pages: list[tuple[int, int]] = field(default_factory=list)  # a PDF's (offset in `markdown`, page number) per page
 
 
 _md, _md_lock = None, threading.Lock()
@@ -117,6 +118,38 @@ def _short(e: Exception) -> str:
     msg = str(e).strip().splitlines()
     msg = next((l for l in reversed(msg) if l.strip()), type(e).__name__)
     return f"{type(e).__name__}: {msg[:160]}"
+
+# %% ../../nbs/02_convert.ipynb #122756ea
+LOOK_AHEAD = 50_000  # characters searched past the previous chunk's start for the next one's opening line
+
+
+def _opening(markdown: str, body: str, at: int) -> int | None:
+    "Offset of the first line of `body` found at or after `at` (a repeated table header or a split mark is not)."
+    for line in body.splitlines():
+        if len(key := line.strip()[:80]) >= 3:
+            i = markdown.find(key, at, at + LOOK_AHEAD + len(key))
+            if i >= 0:
+                return i
+    return None
+
+
+def pages_of(
+    markdown: str,  # the document the chunks were cut from
+    starts: list[tuple[int, int]],  # `page_starts` of it
+    bodies: list[str],  # the chunks' bodies (their text less the context prefix), in order
+) -> list[int | None]:
+    "The page each chunk starts on; a chunk not found in the Markdown takes its predecessor's page."
+    if not starts:
+        return [None] * len(bodies)
+    offsets, out, at = [o for o, _ in starts], [], 0
+    for body in bodies:
+        i = _opening(markdown, body, at)
+        if i is None:
+            out.append(out[-1] if out else starts[0][1])
+            continue
+        at = i + len(body) // 2  # the next chunk starts past this one's middle: chunks do not overlap
+        out.append(starts[max(bisect.bisect_right(offsets, i) - 1, 0)][1])
+    return out
 
 # %% ../../nbs/02_convert.ipynb #w4rn0001
 LIBRARY_LOGGERS = ("pdfminer", "openpyxl", "bs4", "markitdown", "mammoth", "pypdfium2", "PIL", "charset_normalizer")
@@ -607,6 +640,16 @@ def _convert(path: Path, ext: str, cfg: Config) -> tuple[str, str | None, str, l
     return res.markdown or "", title, "", []
 
 
+def _read(path: Path, ext: str, cfg: Config) -> tuple[str, str | None, str, list[str], list]:
+    "(markdown, metadata title, OCR engine, extra warnings, page starts) of one document file: only a PDF has pages."
+    if ext == ".pdf":
+        from minirag.formats.pdf import pdf_to_markdown
+
+        r = pdf_to_markdown(path, cfg)
+        return r.markdown, r.title, r.ocr_engine, r.warnings, r.pages
+    return *_convert(path, ext, cfg), []
+
+
 def convert_file(path: Path, cfg: Config) -> Converted:
     "Convert one local file to Markdown."
     path = Path(path)
@@ -641,19 +684,19 @@ def convert_file(path: Path, cfg: Config) -> Converted:
         raise MiniragError(f"{path}: cannot read the file ({e.strerror or e})") from None
     with captured_warnings() as caught:
         try:
-            md, title, engine, extra = _convert(path, ext, cfg)
+            md, title, engine, extra, pages = _read(path, ext, cfg)
         except OSError as e:
             raise MiniragError(f"{path}: cannot read the file ({e.strerror or e})") from None
-    return _accepted(path, md, title, engine, extra, caught)
+    return _accepted(path, md, title, engine, extra, caught, pages)
 
 
-def _accepted(path: Path, md: str, title: str | None, engine: str, extra: list, caught: list) -> Converted:
+def _accepted(path: Path, md: str, title: str | None, engine: str, extra: list, caught: list, pages=()) -> Converted:
     "The converted document, unless it has no text or its text is not language."
     if not re.search(r"\w", md):
         raise MiniragError(f"{path}: no text could be extracted" + (f" ({caught[0]})" if caught else ""))
     if why := not_language(md):
         raise MiniragError(f"{path}: not text in a language ({why}); the file was not indexed")
-    return Converted(md, title, engine, extra + caught)
+    return Converted(md, title, engine, extra + caught, list(pages))
 
 # %% ../../nbs/02_convert.ipynb #7c72398b
 URL_TYPES = {  # Content-Type -> the extension whose reader converts it

@@ -12,7 +12,7 @@ from .text import escape_markdown_lines
 
 # %% auto #0
 __all__ = ['PDFIUM_LOCK', 'EDGE_LINES', 'page_text_quality', 'usable_page', 'read_pdf_pages', 'running_lines', 'strip_furniture',
-           'PdfText', 'pdf_to_markdown']
+           'page_starts', 'PdfText', 'pdf_to_markdown']
 
 # %% ../../nbs/02b_pdf.ipynb #255a6fb4
 _CID = re.compile(r"\(cid:\d+\)")
@@ -163,6 +163,26 @@ def strip_furniture(pages: list[str]) -> list[str]:
         out.append("\n".join(l for i, l in enumerate(lines) if i not in drop))
     return out
 
+# %% ../../nbs/02b_pdf.ipynb #a75777a2
+_OCR_PAGE = re.compile(r"^## Page (\d+)$", re.M)
+
+
+def page_starts(
+    markdown: str,  # the document `pdf_to_markdown` built
+    pages: list[str],  # its pages' text, furniture stripped, in page order
+) -> list[tuple[int, int]]:
+    "(offset in `markdown`, 1-based page number) where each page's text starts, offsets ascending."
+    starts, at = [], 0
+    for n, text in enumerate(pages, 1):
+        t = _clean_page(text)
+        if t and markdown.startswith(t, at) and markdown[at + len(t) : at + len(t) + 2] in ("", "\n\n"):
+            starts.append((at, n))  # a page the body kept: pages are joined in order, a blank line apart
+            at += len(t) + 2
+    starts += [(m.start(), int(m.group(1))) for m in _OCR_PAGE.finditer(markdown, min(at, len(markdown)))]
+    return starts or ([(0, 1)] if markdown else [])
+
+
+
 # %% ../../nbs/02b_pdf.ipynb #98b38d2f
 @dataclass
 class PdfText:
@@ -172,6 +192,7 @@ class PdfText:
     title: str | None = None
     ocr_engine: str = ""
     warnings: list[str] = field(default_factory=list)
+    pages: list[tuple[int, int]] = field(default_factory=list)  # (offset in `markdown`, page number) of each page
 
 
 def _page_list(pages: list[int]) -> str:
@@ -260,4 +281,4 @@ def pdf_to_markdown(
                 f"pages {_page_list([i + 1 for i in glyphs])} have no usable text layer (glyph codes) "
                 f"and were skipped{hint}"
             )
-    return PdfText(body, title, engine, warnings)
+    return PdfText(body, title, engine, warnings, page_starts(body, pages))
