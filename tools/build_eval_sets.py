@@ -12,6 +12,9 @@ to check on data nobody tuned on that hybrid stays at least as good as its bette
 - `debfaq-ruen`: cross-language — the Russian questions of `debfaq-ru` against the English answers of `debfaq-en`
   (both from the shared evaluation folder, Debian FAQ, DFSG-free), same judgements.
 - `mandesc-ru`: Russian manual pages (`manpages-ru`), built as the German and French ones.
+- `mandesc-ruen`: cross-language — the Russian pages' NAME descriptions against the English pages of the same
+  section and file name (`manpages`, `manpages-dev`: the man-pages project that `manpages-ru` translates), picked
+  and cut as `mandesc-ru`; a Russian page without an English original is skipped.
 - `debdesc-ru`, `debdesc-ruen`, `debdesc-deen`: Debian's translated package descriptions (DDTP, apt's
   `Translation-ru` / `Translation-de` / `Translation-en`, fetched by `apt-get update` into a private lists folder).
   Query = a package's translated short description; document = its long description, in the query's language
@@ -27,7 +30,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 MAX_DOC_CHARS = 1500
-NAME_HEADS = {"de": ("BEZEICHNUNG", "NAME"), "fr": ("NOM", "NAME"), "ru": ("ИМЯ", "НАЗВАНИЕ", "NAME")}
+NAME_HEADS = {"de": ("BEZEICHNUNG", "NAME"), "fr": ("NOM", "NAME"), "ru": ("ИМЯ", "НАЗВАНИЕ", "NAME"), "en": ("NAME",)}
+ENGLISH_MAN = ("manpages", "manpages-dev")  # the English man-pages project, which manpages-ru mostly translates
 DESC_DOCS, DESC_QUERIES = 300, 150  # per package-description set: a few minutes to embed with either model
 
 def render(page: Path) -> str:
@@ -64,12 +68,24 @@ def write_set(out: Path, name: str, corpus: list, queries: list, qrels: list, me
     (d/"meta.json").write_text(json.dumps(dict(meta, docs=len(corpus), queries=len(queries)), indent=1, ensure_ascii=False) + "\n")
     print(f"{name}: {len(corpus)} docs, {len(queries)} queries", file=sys.stderr)
 
-def manpage_set(out: Path, lang: str, n_docs: int, work: Path):
-    pkg = f"manpages-{lang}"
+def unpack(pkg: str, work: Path) -> tuple[str, Path]:
+    "(the .deb's file name, the folder it was unpacked into) of a Debian package fetched with `apt-get download`."
     subprocess.run(["apt-get", "download", pkg], cwd=work, check=True, capture_output=True, timeout=300)
     deb = next(work.glob(f"{pkg}_*.deb"))
-    x = work/f"x-{lang}"
+    x = work/f"x-{pkg}"
     subprocess.run(["dpkg-deb", "-x", str(deb), str(x)], check=True)
+    return deb.name, x
+
+def english_page(p: Path, english: list) -> str | None:
+    "The body of the English page of the same section and file name as `p` in the unpacked `english` packages."
+    page = next((m for x in english if (m := x/"usr/share/man"/p.parent.name/p.name).is_file()), None)
+    got = page and split_page(render(page), "en")
+    return got[1] if got else None
+
+def manpage_set(out: Path, lang: str, n_docs: int, work: Path, docs_in_english: bool = False):
+    "`mandesc-<lang>` (or `mandesc-<lang>en`: the same questions over the English pages of the same names)."
+    deb, x = unpack(f"manpages-{lang}", work)
+    english = [unpack(p, work) for p in ENGLISH_MAN] if docs_in_english else []
     pages = sorted((x/"usr/share/man"/lang).glob("man[1-8]/*.gz"), key=lambda p: hashlib.sha1(p.name.encode()).hexdigest())
     corpus, queries, qrels, seen = [], [], [], set()
     for p in pages:
@@ -77,15 +93,20 @@ def manpage_set(out: Path, lang: str, n_docs: int, work: Path):
         got = split_page(render(p), lang)
         if not got: continue
         desc, body = got
+        if docs_in_english: body = english_page(p, [x for _, x in english]) or ""
         if desc.lower() in seen or len(body) < 200: continue
         seen.add(desc.lower())
         did = p.name[:-3]
         corpus.append(dict(_id=did, title="", text=body))
         queries.append(dict(_id=f"q-{did}", text=desc))
         qrels.append((f"q-{did}", did))
-    write_set(out, f"mandesc-{lang}", corpus, queries, qrels,
-              dict(lang=lang, source=f"Debian package {deb.name} (GPL)", task="man page NAME description -> the page (NAME section removed)",
-                   tuning="held out: never used to choose a constant"))
+    name, source = f"mandesc-{lang}", f"Debian package {deb} (GPL)"
+    task = "man page NAME description -> the page (NAME section removed)"
+    if docs_in_english:
+        name, task = f"mandesc-{lang}en", "translated NAME description -> the English page of that name (NAME removed)"
+        source = f"Debian packages {deb} + {' + '.join(d for d, _ in english)} (GPL and other free licences)"
+    write_set(out, name, corpus, queries, qrels, dict(lang=f"{lang}->en" if docs_in_english else lang, source=source,
+              task=task, tuning="held out: never used to choose a constant"))
 
 def cross_language_set(out: Path, shared: Path):
     en, ru = shared/"debfaq-en", shared/"debfaq-ru"
@@ -162,11 +183,13 @@ def main(argv=None):
     ap.add_argument("--shared", default=str(REPO.parent/"shared"/"eval"), help="the shared evaluation folder (for debfaq-ruen)")
     ap.add_argument("--docs", type=int, default=200, help="documents per man-page set")
     ap.add_argument("--langs", default="de,fr,ru")
+    ap.add_argument("--cross-langs", default="ru", help="man-page sets whose questions ask over the English pages")
     ap.add_argument("--no-descriptions", action="store_true", help="skip the package-description sets")
     a = ap.parse_args(argv)
     out = Path(a.out); out.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as t:
         for lang in filter(None, a.langs.split(",")): manpage_set(out, lang, a.docs, Path(t))
+        for lang in filter(None, a.cross_langs.split(",")): manpage_set(out, lang, a.docs, Path(t), docs_in_english=True)
         if not a.no_descriptions: description_sets(out, Path(a.shared), Path(t))
     if (Path(a.shared)/"debfaq-ru").is_dir(): cross_language_set(out, Path(a.shared))
     return 0
