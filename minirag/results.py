@@ -138,6 +138,7 @@ RESULT_COLUMNS = [
     "text",
     "source",
     "parent_id",
+    "page",  # a PDF hit's page, <NA> for other formats
 ]
 
 
@@ -164,7 +165,7 @@ class QueryResult(Shown):
     filter_counts: dict | None = None  # with a labels or date filter only
 
     COLUMNS = RESULT_COLUMNS
-    DTYPES = {"distance": "float64", "vector_rank": "Int64", "keyword_rank": "Int64"}
+    DTYPES = {"distance": "float64", "vector_rank": "Int64", "keyword_rank": "Int64", "page": "Int64"}
     _HEAD = ["#", "document", "section", "score", "distance", "vec", "kw", "text"]
 
     def __len__(self):
@@ -183,7 +184,7 @@ class QueryResult(Shown):
         p = self._paths()
         return [
             [i, p.get(h.source, h.source), h.title, h.chunk_index, breadcrumb(h.section_head), h.score]
-            + [h.distance, h.vector_rank, h.keyword_rank, h.text, h.source, h.parent_id]
+            + [h.distance, h.vector_rank, h.keyword_rank, h.text, h.source, h.parent_id, h.page]
             for i, h in enumerate(self.hits)
         ]
 
@@ -262,11 +263,12 @@ class Neighbors(Shown):
     # in document order; empty when chunkIndex is past the end
     chunks: list[NeighborChunk] = field(default_factory=list)
 
-    COLUMNS = ["chunk_index", "parent_id", "is_target", "text"]
+    COLUMNS = ["chunk_index", "parent_id", "is_target", "text", "page"]
+    DTYPES = {"page": "Int64"}
     _HEAD = ["#", "section", "target", "text"]
 
     def _records(self):
-        return [[c.chunk_index, c.parent_id, c.is_target, c.text] for c in self.chunks]
+        return [[c.chunk_index, c.parent_id, c.is_target, c.text, c.page] for c in self.chunks]
 
     def _rows(self):
         section = lambda c: c.parent_id.rsplit("#", 1)[-1]  # the source is in the caption

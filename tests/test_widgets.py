@@ -22,6 +22,7 @@ def test_column_contracts_are_stable():
         "text",
         "source",
         "parent_id",
+        "page",
     ]
     assert CHUNK_COLUMNS == [
         "chunk_index",
