@@ -90,6 +90,7 @@ class TextItem:
     title: str | None
     size: int  # bytes the caller sent (or the page's Markdown)
     url: str | None = None
+    pages: list = field(default_factory=list)  # a fetched PDF's page starts (`Converted.pages`)
 
 
 @dataclass
@@ -158,7 +159,7 @@ def _prepare_file(eng: Engine, item: FileItem, facts: dict | None) -> Prepared:
 
 
 def _prepare_text(eng: Engine, item: TextItem) -> Prepared:
-    category, rows = prepare_chunks(item.markdown, item.title, eng.counter, eng.budget)
+    category, rows = prepare_chunks(item.markdown, item.title, eng.counter, eng.budget, item.pages)
     if not rows:
         raise MiniragError(f"{item.source}: no text to index (0 chunks); the previous version, if any, is kept")
     h = hashlib.sha256(item.markdown.encode("utf-8", "replace")).hexdigest()
@@ -639,10 +640,12 @@ def ingest_url(eng: Engine, url: str, source: str | None = None) -> Ingested:
     from minirag.urlguard import fetch_url
 
     sid = check_source_id(source) if source else check_source_id(url)
-    md, title = fetched_to_markdown(fetch_url(url, cfg.allow_private_urls, cfg.max_file_size), cfg)
+    conv = fetched_to_markdown(fetch_url(url, cfg.allow_private_urls, cfg.max_file_size), cfg)
+    md = conv.markdown
     if not re.search(r"\w", drop_blank_table_rows(md)):
         raise MiniragError(f"{url}: the page has no text to index")
-    return Pipeline(eng).ingest_one(TextItem(sid, "url", md, title, len(md.encode()), url=url))
+    item = TextItem(sid, "url", md, conv.meta_title, len(md.encode()), url=url, pages=conv.pages)
+    return Pipeline(eng).ingest_one(item)
 
 
 def ingest_items(eng: Engine, items: list, progress=None, stop=None) -> Pipeline:

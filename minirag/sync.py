@@ -160,7 +160,14 @@ def _protected(rows: dict, found: ScanResult, roots: list[Path], scope: Path | N
     return protect
 
 
-def _plan_file(plan: SyncPlan, p: Path, root: Path, r: dict | None, max_size: int | None) -> os.stat_result | None:
+def _stale(r: dict, recut: set) -> bool:
+    "True when a row must be cut again whatever its bytes: an older chunking scheme, or a PDF without its pages."
+    return r["scheme"] != SCHEME_VERSION or r["source"] in recut
+
+
+def _plan_file(
+    plan: SyncPlan, p: Path, root: Path, r: dict | None, max_size: int | None, recut: set
+) -> os.stat_result | None:
     "One found file against its row: ingest, touch, skip or fail; a new file's stat is returned, to match moves."
     s = str(p)
     try:
@@ -173,7 +180,7 @@ def _plan_file(plan: SyncPlan, p: Path, root: Path, r: dict | None, max_size: in
         return None
     if r is None:
         return st
-    if r["scheme"] != SCHEME_VERSION:
+    if _stale(r, recut):
         plan.ingest.append((p, root, None))
         return None
     if r["size"] == st.st_size and r["mtime"] == st.st_mtime:
@@ -192,11 +199,11 @@ def _plan_file(plan: SyncPlan, p: Path, root: Path, r: dict | None, max_size: in
     return None
 
 
-def _match_moves(plan: SyncPlan, gone: dict, new: list):
+def _match_moves(plan: SyncPlan, gone: dict, new: list, recut: set):
     "A new file with the name, size and bytes of a vanished one is that file moved; other new files are ingested."
     by_key = {}
     for s, r in gone.items():
-        if r["scheme"] == SCHEME_VERSION:
+        if not _stale(r, recut):
             by_key.setdefault((Path(s).name, r["size"]), []).append(s)
     for p, root, st in new:
         cands = [s for s in by_key.get((p.name, st.st_size), []) if s in gone]
@@ -222,9 +229,10 @@ def plan_sync(
     scope: Path | None = None,
     ocr: bool = True,
     max_size: int | None = None,  # MAX_FILE_SIZE: a larger file is refused before a byte of it is read or hashed
+    recut: list[str] = (),  # sources read again even with the same bytes (PDFs indexed before chunks kept their page)
 ) -> SyncPlan:
     "Decide per file: ingest, move, touch, delete, skip or keep."
-    plan, images = SyncPlan(), tuple(formats.IMAGE_EXTS)
+    plan, images, recut = SyncPlan(), tuple(formats.IMAGE_EXTS), set(recut)
     rows = {
         r["source"]: r for r in rows if r["kind"] == "file" and in_scope(r["source"], str(scope) if scope else None)
     }
@@ -239,7 +247,7 @@ def plan_sync(
     plan.scanned = len(found.files)
     for p, root in found.files:
         seen.add(str(p))
-        st = _plan_file(plan, p, root, rows.get(str(p)), max_size)
+        st = _plan_file(plan, p, root, rows.get(str(p)), max_size, recut)
         if st is not None:  # a new file: perhaps one that moved
             new.append((p, root, st))
     gone = {s: r for s, r in rows.items() if s not in seen}
@@ -247,7 +255,7 @@ def plan_sync(
         if not ocr and s.lower().endswith(images) and os.path.lexists(s):
             plan.unreadable.append(s)
             del gone[s]  # kept until the OCR extra is back: a missing extra is not a deletion
-    _match_moves(plan, gone, new)
+    _match_moves(plan, gone, new, recut)
     plan.delete = sorted(gone)
     return plan
 
@@ -339,11 +347,12 @@ def _plan(eng: Engine, scope: Path | None, progress=None) -> tuple[SyncPlan, dic
         progress(0, 0, "scanning")
     cfg, ocr = eng.cfg, formats.ocr_available()
     found = scan(cfg.roots, scanned_exts(), cfg.db_path, under=scope, sniff=formats.read_by_content(cfg))
-    rows, failed = [], {}
+    rows, failed, unpaged, under = [], {}, [], str(scope) if scope else None
     if eng.store.exists():  # a sync of an empty install creates nothing before it writes
-        with eng.store.session():  # one open for both reads
-            rows, failed = eng.tables.sources(scope=str(scope) if scope else None, kind="file"), eng.tables.failures()
-    plan = plan_sync(rows, found, cfg.roots, scope, ocr, cfg.max_file_size)
+        with eng.store.session():  # one open for the three reads
+            rows, failed = eng.tables.sources(scope=under, kind="file"), eng.tables.failures()
+            unpaged = eng.tables.unpaged(formats.PAGED_NAMES, under)
+    plan = plan_sync(rows, found, cfg.roots, scope, ocr, cfg.max_file_size, unpaged)
     plan.skipped_by_format = dict(sorted(found.other_formats.items(), key=lambda kv: (-kv[1], kv[0])))
     return plan, failed, failure_context(cfg, ocr)
 

@@ -642,6 +642,24 @@ def set_dates(self: Tables, rows: list[tuple[str, str, str]]):
         )
         con.unregister("_dates")
 
+# %% ../nbs/05b_tables.ipynb #29b52887
+@patch
+def unpaged(self: Tables, endings: tuple[str, ...], scope=None, con=None) -> list[str]:
+    "Sources (under `scope`) whose name ends with one of `endings`, any case, and whose chunks all lack a page."
+    where, ps = scope_condition(scope)
+    named = " OR ".join(["suffix(lower(source), ?)"] * len(endings))
+    with self._session(con) as c:
+        if not endings or not _chunks_table_exists(c):
+            return []
+        return [  # 30 ms at 1M chunks: a sync asks once
+            r[0]
+            for r in c.execute(
+                f"SELECT source FROM chunks WHERE ({named}) AND {where} GROUP BY source HAVING count(page) = 0 "
+                "ORDER BY source",
+                [*(e.lower() for e in endings), *ps],
+            ).fetchall()
+        ]
+
 # %% ../nbs/05b_tables.ipynb #e1a70c09
 @patch
 def labels_of(self: Tables, sources: list[str] | None = None, con=None) -> dict[str, dict[str, dict]]:

@@ -1,8 +1,9 @@
 """A hit from a PDF names the page its passage starts on: a printed multi-page PDF synced and queried through the
 installed CLI (its hit line and `--json`) and a real MCP client over stdio, each page checked against `pdftotext`; an
-index file written before chunks kept their page still answers, without one."""
+index file written before chunks kept their page still answers, without one, and its next sync cuts the PDF again,
+pages and all, with no chunk embedded again; a PDF fetched by URL keeps its pages too."""
 
-import json, os, re, shutil, subprocess
+import http.server, json, os, re, shutil, subprocess, threading
 from pathlib import Path
 import anyio
 import duckdb
@@ -13,6 +14,7 @@ from conftest import write
 from test_cli import CLI, _env, cli
 from test_junk import make_book_pdf
 from test_lake import pg  # noqa: F401  (a fixture: a real PostgreSQL for the lake test)
+from minirag.api import Index
 
 # one subject a page, each named by words found nowhere else in the book
 SUBJECTS = {
@@ -123,7 +125,7 @@ def test_an_index_written_before_pages_still_answers(book, tmp_path):
     assert top["source"].endswith("handbook.pdf") and "page" not in top, top
 
 
-def test_a_lake_keeps_pages_and_one_laid_out_before_them_gains_the_column(pg, tmp_path, model_dir, root):
+def test_a_lake_keeps_pages_and_one_laid_out_before_them_gains_them_at_the_next_sync(pg, tmp_path, model_dir, root):
     from test_lake import cli as lake_cli, lake_env
     from minirag.config import load_config
     from minirag.engine import Engine
@@ -143,5 +145,69 @@ def test_a_lake_keeps_pages_and_one_laid_out_before_them_gains_the_column(pg, tm
         con.execute("ALTER TABLE chunks DROP COLUMN page")  # the lake as the version before laid it out
     eng.store.close()
     assert "page" not in top()  # opened, laid out again: the column is back, empty
-    lake_cli(env, "ingest", str(pdf))
+    assert json.loads(lake_cli(env, "sync", "--json").stdout)["ingested"] == 1  # the next sync cuts the PDF again
     assert top()["page"] == 3
+
+
+def _pages(ix: Index, source: str) -> list:
+    return [c["page"] for c in ix.tables.chunks_of(source)]
+
+
+def test_a_pdf_indexed_before_pages_gets_them_at_the_next_sync_without_embedding(root, model_dir, shared_embedder):
+    pdf = make_book_pdf(root / "handbook.pdf", [page_body(n, s) for n, s in SUBJECTS.items()], "Workshop Handbook")
+    write(root, "notes.md", "# Notes\n\nThe walnut gearbox was greased last spring.\n")
+    opened = dict(model_name=str(model_dir), cache_dir=model_dir.parent, embedder=shared_embedder)
+    ix = Index.open(root, **opened)
+    assert ix.sync().ingested == 2
+    pages, db = _pages(ix, str(pdf)), ix.cfg.db_file
+    assert set(pages) == {1, 2, 3, 4} and pages == sorted(pages), pages
+    ix.close()
+    con = duckdb.connect(str(db))  # the file as the version before pages left it: its chunks have none
+    con.execute("UPDATE chunks SET page = NULL")
+    con.close()
+    ix = Index.open(root, **opened)
+    assert set(_pages(ix, str(pdf))) == {None}
+    assert ix.tables.unpaged((".pdf",)) == [str(pdf)]
+    calls = shared_embedder.calls
+    report = ix.sync()
+    assert (report.ingested, report.skipped, report.failed) == (1, 1, 0), report  # the PDF cut again, notes.md not
+    assert shared_embedder.calls == calls  # every chunk's text unchanged: every vector reused, none embedded
+    assert _pages(ix, str(pdf)) == pages
+    assert ix.query("carillon level and dry", top_k=1).hits[0].page == 3
+    assert ix.sync().ingested == 0  # done once: the next sync skips it
+    ix.close()
+
+
+class _PdfServer(http.server.BaseHTTPRequestHandler):
+    body = b""
+
+    def log_message(self, *a):
+        pass
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Type", "application/pdf")
+        self.send_header("Content-Length", str(len(self.body)))
+        self.end_headers()
+        self.wfile.write(self.body)
+
+
+def test_a_pdf_fetched_by_url_keeps_its_pages(root, tmp_path, model_dir, shared_embedder):
+    pdf = make_book_pdf(tmp_path / "served.pdf", [page_body(n, s) for n, s in SUBJECTS.items()], "Workshop Handbook")
+    handler = type("Served", (_PdfServer,), {"body": pdf.read_bytes()})
+    srv = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    url = f"http://127.0.0.1:{srv.server_address[1]}/handbook.pdf"
+    env = {"ALLOW_PRIVATE_URLS": "1"}
+    ix = Index.open(root, model_name=str(model_dir), cache_dir=model_dir.parent, embedder=shared_embedder, env=env)
+    try:
+        ix.ingest_url(url)
+        pages = _pages(ix, url)
+        assert set(pages) == {1, 2, 3, 4} and pages == sorted(pages), pages
+        hit = ix.query("carillon level and dry", top_k=1).hits[0]
+        assert (hit.source, hit.page) == (url, 3), hit
+        assert ix.query("carillon level and dry", top_k=1).to_df().page.tolist() == [3]
+    finally:
+        ix.close()
+        srv.shutdown()
+        srv.server_close()

@@ -21,11 +21,11 @@ from .titles import data_title, file_title  # noqa: F401
 from .ocr import ocr_status  # noqa: F401
 
 # %% auto #0
-__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'NOT_READ_HELP', 'LOOK_AHEAD', 'LIBRARY_LOGGERS',
-           'MAX_WARNINGS', 'DOCX_STYLE_MAP', 'MAX_MAIL_DEPTH', 'KNOWN_BINARY', 'UNLISTED', 'SHARED_EXTS', 'URL_TYPES',
-           'scanned_exts', 'formats_help', 'Converted', 'markitdown', 'pages_of', 'captured_warnings', 'office_title',
-           'check_unzipped', 'docx_to_markdown', 'sniff', 'text_extensions', 'unlisted_kind', 'read_by_content',
-           'convert_file', 'fetched_ext', 'fetched_to_markdown']
+__all__ = ['OFFICE_EXTS', 'DOC_EXTS', 'TEXT_EXTS', 'PLAIN_EXTS', 'FORMATS', 'NOT_READ_HELP', 'LOOK_AHEAD', 'PAGED_NAMES',
+           'LIBRARY_LOGGERS', 'MAX_WARNINGS', 'DOCX_STYLE_MAP', 'MAX_MAIL_DEPTH', 'KNOWN_BINARY', 'UNLISTED',
+           'SHARED_EXTS', 'URL_TYPES', 'scanned_exts', 'formats_help', 'Converted', 'markitdown', 'pages_of',
+           'captured_warnings', 'office_title', 'check_unzipped', 'docx_to_markdown', 'sniff', 'text_extensions',
+           'unlisted_kind', 'read_by_content', 'convert_file', 'fetched_ext', 'fetched_to_markdown']
 
 # %% ../../nbs/02_convert.ipynb #f97b5a98
 # OpenDocument, legacy Office, RTF, mail and captions: read by their own modules in minirag.formats
@@ -150,6 +150,9 @@ def pages_of(
         at = i + len(body) // 2  # the next chunk starts past this one's middle: chunks do not overlap
         out.append(starts[max(bisect.bisect_right(offsets, i) - 1, 0)][1])
     return out
+
+# %% ../../nbs/02_convert.ipynb #c3b4b1bc
+PAGED_NAMES = tuple(".pdf" + e for e in ("", *COMPRESSED_EXTS))  # name endings of the files whose chunks get pages
 
 # %% ../../nbs/02_convert.ipynb #w4rn0001
 LIBRARY_LOGGERS = ("pdfminer", "openpyxl", "bs4", "markitdown", "mammoth", "pypdfium2", "PIL", "charset_normalizer")
@@ -736,8 +739,8 @@ def fetched_ext(f) -> str | None:
     return ext if ext in DOC_EXTS else None
 
 
-def fetched_to_markdown(f, cfg: Config) -> tuple[str, str | None]:
-    "(Markdown, title) of a fetched body (a `urlguard.Fetched`), read as a file of its type is."
+def fetched_to_markdown(f, cfg: Config) -> Converted:
+    "A fetched body (a `urlguard.Fetched`) as Markdown, read as a file of its type is: a PDF keeps its pages."
     import tempfile
 
     ext = fetched_ext(f)
@@ -746,7 +749,7 @@ def fetched_to_markdown(f, cfg: Config) -> tuple[str, str | None]:
             text = f.content.decode(f.charset)
         except (LookupError, UnicodeDecodeError):  # a charset the bytes do not agree with: the file rules decide
             text = decode_html(f.content)
-        return html_to_markdown(text)
+        return Converted(*html_to_markdown(text))
     if ext is None:
         from markitdown import StreamInfo
 
@@ -756,7 +759,7 @@ def fetched_to_markdown(f, cfg: Config) -> tuple[str, str | None]:
         except Exception as e:
             kind = f.content_type or "unknown type"
             raise MiniragError(f"could not convert {f.final_url!r} ({kind}) to Markdown: {type(e).__name__}") from None
-        return res.markdown or "", (res.title or "").strip() or None
+        return Converted(res.markdown or "", (res.title or "").strip() or None)
     with tempfile.TemporaryDirectory(prefix="minirag-url-") as d:
         p = Path(d) / ("page" + ext)
         p.write_bytes(f.content)
@@ -764,4 +767,4 @@ def fetched_to_markdown(f, cfg: Config) -> tuple[str, str | None]:
             conv = convert_file(p, cfg)
         except MiniragError as e:
             raise MiniragError(str(e).replace(str(p), f.final_url)) from None
-    return conv.markdown, conv.meta_title
+    return conv
