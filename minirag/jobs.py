@@ -10,7 +10,7 @@ from .config import MiniragError
 from .engine import Engine
 from .ingest import short_error
 from .results import SyncJob, SyncStarted
-from .sync import SyncLock, SyncReport, sync, sync_scope
+from .sync import SyncReport, sync, sync_scope
 
 # %% auto #0
 __all__ = ['MAX_JOBS', 'SyncJobs', 'jobs_of']
@@ -45,7 +45,7 @@ class SyncJobs:
     def start(self, eng: Engine, path=None, must_be_absolute: bool = False) -> SyncStarted:
         "Start a sync in a background thread and answer at once."
         sync_scope(eng.cfg.check(), path, must_be_absolute)
-        lock = (eng.store.sync_lock() or SyncLock(eng.cfg.db_path)).acquire()
+        lock = eng.store.sync_lock().acquire()
         job = _Run(uuid.uuid4().hex[:12])
 
         def run():

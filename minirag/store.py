@@ -4,7 +4,7 @@
 
 # %% ../nbs/05_store.ipynb #9561b07b
 from __future__ import annotations
-import errno, re, threading, time
+import errno, os, re, threading, time
 from contextlib import contextmanager
 from pathlib import Path
 import duckdb
@@ -16,7 +16,8 @@ from . import tuning
 __all__ = ['NO_COMPRESSION', 'FORMAT_VERSION', 'CHUNK_FIELDS', 'DOCUMENT_COLUMNS', 'WAITER_POLL', 'lake_connections',
            'extension_path', 'fetch_roomy', 'connect', 'chunks_ddl', 'has_chunks', 'build_lookups', 'lookups_present',
            'remove_lookups', 'add_document_columns', 'add_chunk_columns', 'has_source_key', 'migrate',
-           'IndexUnavailableError', 'file_lock', 'file_unlock', 'Store', 'on_lake', 'emb_array']
+           'IndexUnavailableError', 'file_lock', 'file_unlock', 'Store', 'SyncBusyError', 'SyncLock', 'on_lake',
+           'emb_array']
 
 # %% ../nbs/05_store.ipynb #43bfb55d
 def extension_path(name: str) -> Path:
@@ -539,6 +540,79 @@ def memory_capped(self: Store, limit: str):
                 self._con.execute(f"SET memory_limit = '{tuning.duckdb_memory()}'")
                 _caps.pop(id(self._con), None)
 
+# %% ../nbs/05_store.ipynb #95d0fc15
+class SyncBusyError(MiniragError):
+    "Another sync holds this index's sync lock."
+
+
+def _held_for(secs: float) -> str:
+    secs = max(0, int(secs))
+    return f"{secs} s" if secs < 120 else f"{secs // 60} min"
+
+
+class SyncLock:
+    "Lock `<DB_PATH>/.sync.lock`: one sync per index, released by the operating system when the holder dies."
+
+    def __init__(self, db_path: Path):
+        self.path = Path(db_path) / ".sync.lock"
+        self.info_path = Path(db_path) / ".sync.lock.pid"
+        self.file, self.warning = None, None
+
+    def _unguarded(self, why: str) -> SyncLock:
+        self.warning = (
+            f"{self.path}: cannot take the sync lock ({why}); "
+            "syncing without it, so concurrent syncs of this index are not guarded"
+        )
+        return self
+
+    def acquire(self) -> SyncLock:
+        "Take the lock at once, raise `SyncBusyError` naming the holder, or go on unguarded with a `warning`."
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            f = file_lock(self.path)
+        except BlockingIOError:
+            try:
+                info = self.info_path.read_text("ascii", "replace").split()
+            except OSError:
+                info = []
+            try:
+                who = f"pid {int(info[0])}, running for {_held_for(time.time() - float(info[1]))}"
+            except (IndexError, ValueError):
+                who = "pid unknown"
+            raise SyncBusyError(
+                f"another sync is already running on this index ({who}); wait for it to finish and run sync "
+                f"again (the lock {self.path} is released automatically when that process ends)"
+            ) from None
+        except IsADirectoryError:
+            return self._unguarded("it is a folder, not a file; remove it")
+        except PermissionError as e:
+            return self._unguarded(
+                f"{e.strerror or 'permission denied'}; it belongs to another user, or the folder is read-only"
+            )
+        except OSError as e:
+            return self._unguarded(e.strerror or str(e))
+        except ImportError as e:
+            return self._unguarded(f"file locks are unavailable on this system: {e}")
+        try:
+            self.info_path.write_text(f"{os.getpid()} {time.time():.3f}\n", "ascii")
+        except OSError:
+            pass  # the lock holds without it; a refusal then says "pid unknown"
+        self.file = f
+        return self
+
+    def release(self):
+        if self.file is not None:
+            try:
+                file_unlock(self.file)
+            finally:
+                self.file = None
+
+    def __enter__(self):
+        return self.acquire() if self.file is None and self.warning is None else self
+
+    def __exit__(self, *a):
+        self.release()
+
 # %% ../nbs/05_store.ipynb #88c96ac2
 lake_connections: set[int] = set()  # id() of the connections open on a lake (05c_lake)
 
@@ -560,9 +634,9 @@ def size_bytes(self: Store) -> int:
 
 
 @patch
-def sync_lock(self: Store):
-    "None: a sync of a file index takes the file lock beside it (sync)."
-    return None
+def sync_lock(self: Store) -> SyncLock:
+    "The lock a sync of this index takes: `.sync.lock` beside the file (not yet taken)."
+    return SyncLock(self.db_file.parent)
 
 
 @patch

@@ -7,7 +7,6 @@ from __future__ import annotations
 import os, stat, time
 from dataclasses import dataclass, field
 from pathlib import Path
-from .config import MiniragError
 from .formats.convert import scanned_exts
 from .chunk import SCHEME_VERSION
 from .engine import Engine
@@ -17,87 +16,13 @@ from .facets import labels_problem
 from .labels import taxonomy_file
 from .scan import scan, ScanResult
 from .security import resolve_in_roots, in_scope
-from .store import file_lock, file_unlock
+from .store import SyncLock
 from .pauses import pause
 from .results import Fields, SyncError
 from .formats import convert as formats
 
 # %% auto #0
-__all__ = ['COUNT_KEYS', 'REMEMBERED', 'SyncBusyError', 'SyncLock', 'SyncPlan', 'plan_sync', 'SyncReport', 'sync_scope',
-           'still_failing', 'sync']
-
-# %% ../nbs/07b_sync.ipynb #95d0fc15
-class SyncBusyError(MiniragError):
-    "Another sync holds this index's sync lock."
-
-
-def _held_for(secs: float) -> str:
-    secs = max(0, int(secs))
-    return f"{secs} s" if secs < 120 else f"{secs // 60} min"
-
-
-class SyncLock:
-    "Lock `<DB_PATH>/.sync.lock`: one sync per index, released by the operating system when the holder dies."
-
-    def __init__(self, db_path: Path):
-        self.path = Path(db_path) / ".sync.lock"
-        self.info_path = Path(db_path) / ".sync.lock.pid"
-        self.file, self.warning = None, None
-
-    def _unguarded(self, why: str) -> SyncLock:
-        self.warning = (
-            f"{self.path}: cannot take the sync lock ({why}); "
-            "syncing without it, so concurrent syncs of this index are not guarded"
-        )
-        return self
-
-    def acquire(self) -> SyncLock:
-        "Take the lock at once, raise `SyncBusyError` naming the holder, or go on unguarded with a `warning`."
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            f = file_lock(self.path)
-        except BlockingIOError:
-            try:
-                info = self.info_path.read_text("ascii", "replace").split()
-            except OSError:
-                info = []
-            try:
-                who = f"pid {int(info[0])}, running for {_held_for(time.time() - float(info[1]))}"
-            except (IndexError, ValueError):
-                who = "pid unknown"
-            raise SyncBusyError(
-                f"another sync is already running on this index ({who}); wait for it to finish and run sync "
-                f"again (the lock {self.path} is released automatically when that process ends)"
-            ) from None
-        except IsADirectoryError:
-            return self._unguarded("it is a folder, not a file; remove it")
-        except PermissionError as e:
-            return self._unguarded(
-                f"{e.strerror or 'permission denied'}; it belongs to another user, or the folder is read-only"
-            )
-        except OSError as e:
-            return self._unguarded(e.strerror or str(e))
-        except ImportError as e:
-            return self._unguarded(f"file locks are unavailable on this system: {e}")
-        try:
-            self.info_path.write_text(f"{os.getpid()} {time.time():.3f}\n", "ascii")
-        except OSError:
-            pass  # the lock holds without it; a refusal then says "pid unknown"
-        self.file = f
-        return self
-
-    def release(self):
-        if self.file is not None:
-            try:
-                file_unlock(self.file)
-            finally:
-                self.file = None
-
-    def __enter__(self):
-        return self.acquire() if self.file is None and self.warning is None else self
-
-    def __exit__(self, *a):
-        self.release()
+__all__ = ['COUNT_KEYS', 'REMEMBERED', 'SyncPlan', 'plan_sync', 'SyncReport', 'sync_scope', 'still_failing', 'sync']
 
 # %% ../nbs/07b_sync.ipynb #6b6fd979
 @dataclass
@@ -409,7 +334,7 @@ def sync(
 ) -> SyncReport:
     "Reconcile the index with the roots (or with one path inside them)."
     scope = sync_scope(eng.cfg.check(), path, must_be_absolute)
-    t0, lock = time.monotonic(), lock or eng.store.sync_lock() or SyncLock(eng.cfg.db_path)
+    t0, lock = time.monotonic(), lock or eng.store.sync_lock()
     with lock, eng.store.kept_open():  # open once for the whole run: each close checkpoints (store)
         plan, failed, context = _plan(eng, scope, progress)
         todo, remembered = _remembered(eng.tables, failed, plan, scope, context)

@@ -10,7 +10,8 @@ from minirag.chunk import SCHEME_VERSION
 from minirag.tables import Tables, SourceRecord
 import minirag.sync as msync
 import minirag.ingest as mingest
-from minirag.sync import SyncBusyError, COUNT_KEYS
+from minirag.store import SyncBusyError
+from minirag.sync import COUNT_KEYS
 from minirag.wire import to_wire  # the typed results as the MCP tools return them
 
 
@@ -361,7 +362,7 @@ def test_indexed_images_are_kept_as_unreadable_without_ocr(synced, root, monkeyp
 HOLD = """
 import sys, time
 from pathlib import Path
-from minirag.sync import SyncLock
+from minirag.store import SyncLock
 l = SyncLock(Path(sys.argv[1])).acquire()
 print("held", flush=True); time.sleep(120)
 """
