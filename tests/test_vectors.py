@@ -2,6 +2,7 @@
 
 import numpy as np, pytest
 from minirag.store import Store
+from minirag.feeds import Feeds
 from minirag.tables import Tables, SourceRecord
 import minirag.vectors.held as V
 import minirag.vectors.snapshot as S
@@ -478,8 +479,8 @@ def test_a_one_shot_writer_leaves_a_compact_snapshot_and_a_damaged_delta_is_neve
         assert V.keep_compact(con, key, say=said.append) == "written" and "1,200 chunks" in said[0]
     ino, size = _state(snap)
     read = []  # the sources' stamps read from DuckDB: not while the index is as the snapshot says
-    real = Tables.stamps
-    monkeypatch.setattr(Tables, "stamps", lambda self, con=None: read.append(1) or real(self, con))
+    real = Feeds.stamps
+    monkeypatch.setattr(Feeds, "stamps", lambda self, con=None: read.append(1) or real(self, con))
     with store.session() as con:
         assert _one_shot(store, qs[0], c=0.3) == _exact(con, qs[0], 10, None, 0.3)
     assert read == [] and V._cache[key].mapped and V._cache[key]._stamps_from is not None  # nor from the file
