@@ -4,20 +4,30 @@
 
 # %% ../nbs/05b1_feeds.ipynb #f0e1d2c5
 from __future__ import annotations
+from typing import NamedTuple
 import numpy as np
 from .store import fetch_roomy, on_lake
 from .store import has_chunks as _chunks_table_exists
 from .tables import Tables, _meta
 
 # %% auto #0
-__all__ = ['change_feed', 'Feeds']
+__all__ = ['change_feed', 'VectorFacts', 'Feeds']
 
 # %% ../nbs/05b1_feeds.ipynb #4a3eef6f
 change_feed: dict = {}  # `snapshot(con)` and `changes(con, since, upto)` of the backend that keeps one (05c_lake)
 
 
+class VectorFacts(NamedTuple):
+    "What the in-memory side decides from before it reads a row."
+
+    generation: str  # the index's generation ("0" before the first write)
+    dim: int  # the vectors' dimension: the model's, as recorded, else the first vector's length
+    chunks: int | None  # chunks in the index; None before the chunks table exists
+    position: int | None  # the change feed's position `con` reads (a lake's snapshot); None without a feed
+
+
 class Feeds(Tables):
-    "The rows the in-memory side loads and follows: write stamps, vector rows, postings, and the change feed."
+    "What the in-memory side reads: its facts, write stamps, vector rows, postings, and the change feed."
 
     def stamps(self, con=None) -> dict:
         "source -> when it was last written."
@@ -29,10 +39,13 @@ class Feeds(Tables):
         with self._session(con) as c:
             return c.execute("SELECT count(*) FROM chunks").fetchone()[0] if _chunks_table_exists(c) else 0
 
-    def vector_dim(self, con=None) -> int:
-        "The vectors' dimension: the model's, as recorded, else the first vector's length."
-        with self._session(con) as c:
-            return int(_meta(c).get("dim", 0)) or c.execute("SELECT len(emb) FROM chunks LIMIT 1").fetchone()[0]
+    def vector_facts(self, con) -> VectorFacts:
+        """Generation, dimension, chunk count and change-feed position in one read, taken before any row is: a
+        commit after it is read twice, never missed."""
+        m, position = _meta(con), self.snapshot_id(con)
+        n = con.execute("SELECT count(*) FROM chunks").fetchone()[0] if _chunks_table_exists(con) else None
+        dim = int(m.get("dim", 0)) or (con.execute("SELECT len(emb) FROM chunks LIMIT 1").fetchone()[0] if n else 0)
+        return VectorFacts(m.get("generation", "0"), dim, n, position)
 
     def vector_rows(self, con, sources: list[str] | None = None, batch: int = 1 << 16):
         "Arrow batches of (id, source, chunk_index, emb, kw_len) of every chunk, or of these sources' chunks."

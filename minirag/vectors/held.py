@@ -7,23 +7,21 @@ from __future__ import annotations
 import os, threading
 from pathlib import Path
 import numpy as np
-from ..security import scope_condition
 from .. import tuning
 from ..feeds import Feeds
-from ..store import emb_array
-from .matrix import VectorMatrix
-from .snapshot import read, keep, following
+from .matrix import VectorMatrix, every_row, sql_nearest
+from .snapshot import followed, keep
 from .snapshot import write as write_snapshot
 
 
 _rows = Feeds()  # the in-memory side always reads through its caller's open connection
 
 # %% auto #0
-__all__ = ['COMPACT_ABOVE', 'snapshot_path', 'vectors', 'keep_snapshot', 'held', 'followed', 'one_shot_vectors', 'prefetch',
-           'keep_compact', 'sql_nearest', 'nearest']
+__all__ = ['COMPACT_ABOVE', 'SCAN', 'snapshot_path', 'held', 'vectors', 'prefetch', 'keep_compact', 'nearest']
 
 # %% ../../nbs/06a2_held.ipynb #0d34ea33
 COMPACT_ABOVE = 200_000  # chunks; above this a process keeps int8 + sign bits in memory, float32 rows in a file
+SCAN = "scan"  # what `vectors` gives a one-shot process that can keep no matrix: a DuckDB scan per query instead
 _cache: dict = {}
 _cache_lock = threading.Lock()
 _asked: set = set()
@@ -36,145 +34,67 @@ def snapshot_path(db_key: str) -> Path | None:
     return p.with_suffix(".vectors") if p.suffix == ".duckdb" else None
 
 
-def _compact(con, compact_above: int | None = None) -> bool:
-    return _rows.chunk_count(con) > (COMPACT_ABOVE if compact_above is None else compact_above)
-
-
-def _state(vm: VectorMatrix) -> tuple:
-    "What a refresh may change: rows, live rows, sources (a mapped snapshot's stamps unread)."
-    return vm.n, vm.live(), vm.source_count()
-
-
-def _cap_memory(con, vm: VectorMatrix):
-    "A compact matrix caps DuckDB's memory for this connection and the process's later ones."
-    if vm.compact and not tuning.memory_overridden():
-        tuning.limit_memory(tuning.compact_memory())
-        con.execute(f"SET memory_limit = '{tuning.compact_memory()}'")
+def held(db_key: str) -> bool:
+    "Whether this process has, or keeps on first use, a matrix for `db_key`."
+    return db_key in _cache or tuning.holds_vectors()
 
 # %% ../../nbs/06a2_held.ipynb #b38abbfe
 def vectors(
     con,
     db_key: str,
-    compact_above: int | None = None,
+    compact_above: int | None = None,  # a holding process's full load: compact above this many chunks
     gen: str | None = None,  # the index's generation, when the caller has read it this operation (one meta read)
     snapshot: bool = True,  # start from the snapshot beside the index and keep it current
-) -> VectorMatrix | None:
-    "The index's vectors in this process, refreshed when its generation changes (None before the first chunk)."
-    gen = _rows.meta(con).get("generation", "0") if gen is None else gen
+    hold: bool = True,  # False: a process that asks once (the CLI) maps the snapshot and holds no copy
+) -> VectorMatrix | str | None:
+    """The index's vectors in this process (None before the first chunk): load → refresh → keep. A one-shot process
+    gets `SCAN` above COMPACT_ABOVE chunks without a current compact snapshot, or with no snapshot and no writable
+    folder: a DuckDB scan per query beats a full load per query."""
     with _cache_lock:
-        vm = _cache.get(db_key)
+        vm = _cache.get(db_key) if hold else None
+        if vm is not None and gen is not None and vm.gen == gen:  # the generation the caller read: nothing to read
+            return vm
+        facts = _rows.vector_facts(con)  # the one read the steps below decide from
+        gen = facts.generation if gen is None else gen
         if vm is not None and vm.gen == gen:
             return vm
-        if not _rows.has_chunks(con):
+        if facts.chunks is None:
             return None
-        vm = _refreshed(con, vm, gen)  # refresh the matrix held ...
-        if vm is None and snapshot:
-            vm = _from_snapshot(con, db_key, gen)  # ... or load the snapshot and refresh it ...
+        path, compact = snapshot_path(db_key) if snapshot else None, facts.chunks > COMPACT_ABOVE
+        writable = path is not None and os.access(path.parent, os.W_OK)
+        # load and refresh: the matrix held, else the snapshot beside the index (one-shot: in its room, a delta
+        # kept for the next process), each followed to `gen` ...
+        if vm is not None and not vm.refreshed(con, gen):
+            vm = None
+        if vm is None and path is not None:
+            vm, _ = followed(con, path, facts.dim, gen, compact, hold)
+        # ... else every row, streamed once (one-shot: below COMPACT_ABOVE, the snapshot written for the next)
+        if vm is None and (hold or (writable and not compact)):
+            full = compact if not hold else facts.chunks > (COMPACT_ABOVE if compact_above is None else compact_above)
+            vm = every_row(con, facts, gen, full)
+            if not hold:
+                write_snapshot(vm, path)
         if vm is None:
-            vm = _load(con, gen, _compact(con, compact_above))  # ... or load every row
+            return SCAN
         _cache[db_key] = vm
-        if snapshot and (vm.snap is None or vm.fp is None):  # keep: the file lags (`fp`: it is as the index is)
-            keep_snapshot(vm, db_key)
+        # keep: a holding process's thread leaves the file current when it lags (`fp`: it is as the index is); a
+        # compact snapshot is about 2 GB at 1M chunks, so one write of it at a time
+        if hold and writable and (vm.snap is None or vm.fp is None) and path.with_suffix(".duckdb").exists():
+            saving = _saving.get(db_key)
+            if not (vm.compact and saving is not None and saving.is_alive()):
+                _saving[db_key] = threading.Thread(target=keep, args=(vm, path), name="minirag-snapshot", daemon=True)
+                _saving[db_key].start()
         return vm
 
-
-def _refreshed(con, vm: VectorMatrix | None, gen: str) -> VectorMatrix | None:
-    "The matrix held, followed to `gen`; None (and closed) when a full reload is due."
-    if vm is None:
-        return None
-    with vm.lock:
-        if vm.refresh(con, gen):
-            return vm
-    vm.close()
-    return None
-
-
-def _load(con, gen: str, compact: bool) -> VectorMatrix:
-    "Every row of the index, streamed once."
-    n, dim = _rows.chunk_count(con), _rows.vector_dim(con)
-    vm = VectorMatrix(dim, compact)
-    _cap_memory(con, vm)
-    vm.reserve(n + n // 4 + 1024)  # headroom: later writes append without copying (untouched pages cost no memory)
-    vm.snapshot = _rows.snapshot_id(con)  # before the rows: a commit between is read twice, never missed
-    vm.load(con)
-    vm.gen = gen
-    return vm
-
-# %% ../../nbs/06a2_held.ipynb #47df9974
-def _from_snapshot(con, db_key: str, gen: str) -> VectorMatrix | None:
-    "A holding process's first matrix: the snapshot beside the index, brought up to date; None if none can be trusted."
-    path = snapshot_path(db_key)
-    if path is None or not path.is_file():
-        return None
-    vm = read(path, int(_rows.meta(con).get("dim", 0)), _compact(con))
-    if vm is None:
-        return None
-    _cap_memory(con, vm)
-    return _refreshed(con, vm, gen)
-
-
-def keep_snapshot(vm: VectorMatrix, db_key: str) -> threading.Thread | None:
-    "Keep the snapshot beside the index current with `vm`, in a thread; None when nothing is to be written."
-    path = snapshot_path(db_key)
-    if path is None or not os.access(path.parent, os.W_OK) or not path.with_suffix(".duckdb").exists():
-        return None
-    # a compact snapshot is about 2 GB at 1M chunks: one write at a time
-    if vm.compact and (t := _saving.get(db_key)) is not None and t.is_alive():
-        return None
-    t = threading.Thread(target=keep, args=(vm, path), name="minirag-snapshot", daemon=True)
-    _saving[db_key] = t
-    t.start()
-    return t
-
-
-def held(db_key: str) -> bool:
-    "Whether this process has, or keeps on first use, a matrix for `db_key`."
-    return db_key in _cache or tuning.holds_vectors()
-
 # %% ../../nbs/06a2_held.ipynb #ae7e260b
-def followed(con, path: Path, dim: int, gen: str, compact: bool) -> tuple[VectorMatrix | None, bool]:
-    "(the snapshot at `path` followed to `gen` in its room, or None; whether the file now says so too)."
-    vm = read(path, dim, compact)  # load
-    if vm is None:
-        return None, False
-    before, kept = _state(vm), True
-    with following(vm):
-        ok = vm.refresh(con, gen, grow=False)  # refresh: new rows go into the file's room, or not at all
-        if ok and _state(vm) != before:
-            kept = keep(vm, path, whole=not compact)  # keep: a delta for the next process
-    if not ok:
-        vm.close()
-        return None, False
-    return vm, kept
-
-
-def one_shot_vectors(con, db_key: str, gen: str | None = None) -> VectorMatrix | None:
-    """Vectors for a process that holds none: the snapshot brought up to date, else a full load saved for the next
-    process; None (scan instead) above COMPACT_ABOVE chunks without a current compact snapshot, or with no snapshot
-    and no writable folder."""
-    path = snapshot_path(db_key)
-    if path is None:
-        return None
-    meta = _rows.meta(con)
-    gen, compact = meta.get("generation", "0") if gen is None else gen, _compact(con)
-    vm, _ = followed(con, path, int(meta.get("dim", 0)), gen, compact)
-    if vm is None and not compact and os.access(path.parent, os.W_OK):
-        vm = _load(con, gen, False)  # no snapshot to follow: every row once, and one for the next process
-        write_snapshot(vm, path)
-    if vm is not None:
-        with _cache_lock:
-            _cache[db_key] = vm
-    return vm  # else nothing can be kept: a DuckDB scan per query beats a full load per query
-
-
 def prefetch(con, db_key: str, gen: str | None = None):
     """Get a one-shot process's vectors ready before its query vector is (they do not depend on it): the CLI reads
     the snapshot while the model finishes loading."""
-    if db_key in _cache or tuning.holds_vectors() or db_key in _asked or not _rows.has_chunks(con):
+    if db_key in _cache or tuning.holds_vectors() or db_key in _asked:
         return
     _asked.add(db_key)
-    if one_shot_vectors(con, db_key, gen) is None:
-        _asked.discard(db_key)  # `nearest` scans instead
+    if not isinstance(vectors(con, db_key, gen=gen, hold=False), VectorMatrix):
+        _asked.discard(db_key)  # `nearest` asks again, and scans
 
 # %% ../../nbs/06a2_held.ipynb #ba530bea
 def keep_compact(con, db_key: str, write: bool = True, say=None) -> str | None:
@@ -182,14 +102,13 @@ def keep_compact(con, db_key: str, write: bool = True, say=None) -> str | None:
     for the next one-shot query — the new rows added in its room, or (`write`) the whole snapshot written when
     there is none or its room is used up, told through `say`. Returns "followed", "written" or None."""
     path = snapshot_path(db_key)
-    if path is None or tuning.holds_vectors() or not os.access(path.parent, os.W_OK) or not _rows.has_chunks(con):
+    if path is None or tuning.holds_vectors() or not os.access(path.parent, os.W_OK):
         return None
-    n = _rows.chunk_count(con)
-    if n <= COMPACT_ABOVE:
+    facts = _rows.vector_facts(con)
+    n, gen = facts.chunks, facts.generation
+    if n is None or n <= COMPACT_ABOVE:
         return None
-    meta = _rows.meta(con)
-    gen, dim = meta.get("generation", "0"), int(meta.get("dim", 0))
-    vm, kept = followed(con, path, dim, gen, True)
+    vm, kept = followed(con, path, facts.dim, gen, True)
     if vm is not None:
         vm.close()
         if kept or not write:
@@ -199,45 +118,10 @@ def keep_compact(con, db_key: str, write: bool = True, say=None) -> str | None:
     if say:
         mb = n * 2 // 1000
         say(f"writing the vector snapshot one-shot queries map ({n:,} chunks, about {mb:,} MB; later writes add to it)")
-    vm = _load(con, gen, True)
+    vm = every_row(con, facts, gen, True)
     ok = write_snapshot(vm, path)
     vm.close()
     return "written" if ok else None
-
-# %% ../../nbs/06a2_held.ipynb #5e3789a4
-def sql_nearest(
-    con,
-    q: np.ndarray,
-    k: int,
-    bases: list[str] | None = None,
-    doc_context: float = 0.0,
-    raw: dict | None = None,
-    exact: list[str] | None = None,  # only these sources (a filter's selection)
-) -> list[tuple[int, float]]:
-    """Exact top-`k` by DuckDB's `array_cosine_distance`: one scan, no matrix (0.1 s at 100k chunks against 0.65 s
-    to load them)."""
-    cond, ps = scope_condition(bases)
-    if exact is not None:
-        cond, ps = f"{cond} AND source IN (SELECT unnest(?::VARCHAR[]))", [*ps, list(exact)]
-    q = np.asarray(q, np.float32)
-    e = emb_array(con, len(q))  # a lake holds lists
-    d = f"SELECT id, source, chunk_index, array_cosine_distance({e}, ?::FLOAT[{len(q)}]) AS d FROM chunks WHERE {cond}"
-    c = float(doc_context)
-    # MATERIALIZED: read twice (hits, and each source's opening), an inlined CTE scanned the vectors twice (0.57 →
-    # 0.43 s cold, 0.24 → 0.13 s warm at 100k)
-    if c:
-        sql = (
-            f"WITH d AS MATERIALIZED ({d}), h AS (SELECT source, arg_min(d, chunk_index) AS hd FROM d GROUP BY source) "
-            f"SELECT id, (1 - {c!r}) * d + {c!r} * hd AS b, d FROM d JOIN h USING (source) ORDER BY b, id LIMIT ?"
-        )
-    else:
-        sql = f"SELECT id, d, d FROM ({d}) ORDER BY d, id LIMIT ?"
-    # a scan of every vector would otherwise stay cached: 1.6 GB RSS for one CLI query at 1M chunks
-    with tuning.memory_cap(con, tuning.scan_memory()):
-        rows = con.execute(sql, [q.tolist(), *ps, int(k)]).fetchall()
-    if raw is not None:
-        raw.update((int(i), float(o)) for i, _, o in rows)
-    return [(int(i), float(b)) for i, b, _ in rows]
 
 # %% ../../nbs/06a2_held.ipynb #e5bb6be9
 def nearest(
@@ -253,16 +137,13 @@ def nearest(
 ) -> list[tuple[int, float]]:
     """Top-`k` (chunk id, distance) from this process's matrix, or from DuckDB when the process holds none and does
     not keep one (`tuning.holds_vectors`)."""
-    if db_key not in _cache and not tuning.holds_vectors() and db_key not in _asked:
+    one_shot = db_key not in _cache and not tuning.holds_vectors() and db_key not in _asked
+    if one_shot:
         _asked.add(db_key)  # a second question (eval) loads the matrix
-        if not _rows.has_chunks(con):
-            return []
-        vm = one_shot_vectors(con, db_key, gen)
-        if vm is None:
-            return sql_nearest(con, q, k, bases, doc_context, raw, exact)
-    else:
-        vm = vectors(con, db_key, gen=gen)
-        if vm is None:
-            return []
+    vm = vectors(con, db_key, gen=gen, hold=not one_shot)
+    if vm is SCAN:
+        return sql_nearest(con, q, k, bases, doc_context, raw, exact)
+    if vm is None:
+        return []
     with vm.lock:
         return vm.search(q, k, bases, doc_context, raw, exact)

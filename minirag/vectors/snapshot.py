@@ -15,7 +15,7 @@ from .matrix import VectorMatrix, quantize, sign_bits, _grow
 
 # %% auto #0
 __all__ = ['MAGIC', 'DELTA_MAGIC', 'FOLD_SHARE', 'PER_ROW', 'layout', 'room', 'delta_path', 'Snap', 'rows_of', 'write', 'read',
-           'apply_delta', 'following', 'write_delta', 'keep']
+           'apply_delta', 'following', 'write_delta', 'keep', 'followed']
 
 # %% ../../nbs/06a1_snapshot.ipynb #aa67c57e
 MAGIC = b"minirag vectors 2\n"
@@ -492,3 +492,24 @@ def write_delta(vm: VectorMatrix, path: Path) -> bool:
 def keep(vm: VectorMatrix, path: Path, whole: bool = True) -> bool:
     "Leave `vm` for the next process: a small delta beside its snapshot when that is enough, else (`whole`) a new one."
     return write_delta(vm, path) or (whole and write(vm, path))
+
+
+def followed(
+    con, path: Path, dim: int, gen: str, compact: bool, hold: bool = False
+) -> tuple[VectorMatrix | None, bool]:
+    "(the snapshot at `path` followed to `gen`, or None; whether the file now says so too)."
+    vm = read(path, dim, compact)  # load
+    if vm is None:
+        return None, False
+    if hold:  # its own copy, grown as rows come (the file is kept after, in a thread)
+        vm.cap_memory(con)
+        return (vm if vm.refreshed(con, gen) else None), False
+    before, kept = (vm.n, vm.live(), vm.source_count()), True
+    with following(vm):
+        ok = vm.refresh(con, gen, grow=False)  # refresh: new rows go into the file's room, or not at all
+        if ok and (vm.n, vm.live(), vm.source_count()) != before:
+            kept = keep(vm, path, whole=not compact)  # keep: a delta for the next process
+    if not ok:
+        vm.close()
+        return None, False
+    return vm, kept
