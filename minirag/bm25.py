@@ -67,12 +67,19 @@ class HeldPostings:
             codes, rows, tf = self._read(con, vm, int(vm.ids[self.seen : vm.n].min()))
             new = rows >= self.seen
             codes, rows, tf = codes[new], rows[new], tf[new]
-            for c in np.unique(codes).tolist():  # by term code; terms first seen now get codes past the loaded ones
-                m = codes == c
-                self.added.setdefault(c, []).append((rows[m], tf[m]))
             self.n_added += len(rows)
+            if self.n_added > len(self.rows) // 4 + 10_000:
+                return False  # a reload reads them in one sorted pass
+            # grouped by term code in one sort: a write of many distinct terms (numbers, codes) costs n log n, not
+            # terms × postings; terms first seen now get codes past the loaded ones
+            o = np.argsort(codes, kind="stable")
+            codes, rows, tf = codes[o], rows[o], tf[o]
+            cuts = np.flatnonzero(np.diff(codes)) + 1
+            heads = codes[np.r_[0, cuts]].tolist() if len(codes) else []
+            for c, r, f in zip(heads, np.split(rows, cuts), np.split(tf, cuts)):
+                self.added.setdefault(c, []).append((r, f))
         self.gen, self.seen, vm.posting_delta = vm.gen, vm.n, []
-        return self.n_added <= len(self.rows) // 4 + 10_000
+        return True
 
     def get(self, vm: VectorMatrix, terms: list[str]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         "(term position in `terms`, row, tf) of the live postings of `terms`."
