@@ -4,17 +4,17 @@
 
 # %% auto #0
 __all__ = ['SCHEME_VERSION', 'SECTION_CAP', 'CODE_BUDGETS', 'CODE_SPLIT_MARK', 'WINDOW_SECONDS', 'CHARS_PER_TOKEN_CAP',
-           'TRANSCRIPT_SHARE', 'MIN_LETTERS', 'Chunk', 'ChunkedDoc', 'strip_inline_images', 'drop_blank_table_rows',
-           'drop_navigation_lines', 'timestamp_seconds', 'transcript_share', 'detect_category', 'table_header',
-           'chunk_markdown', 'rebuild_section', 'rebuild_document']
+           'TRANSCRIPT_SHARE', 'MIN_LETTERS', 'Chunk', 'ChunkedDoc', 'timestamp_seconds', 'transcript_share',
+           'detect_category', 'table_header', 'table_rows', 'chunk_markdown', 'rebuild_section', 'rebuild_document']
 
 # %% ../nbs/03_chunk.ipynb #b2b3a2b9
 import re, bisect
 from dataclasses import dataclass, asdict
-from itertools import groupby
+from itertools import accumulate, groupby
 from typing import Callable
 from fastcore.basics import patch
 from .config import MiniragError, DEFAULT_CHUNK_TOKEN_BUDGET
+from .tidy import code_mask, drop_blank_table_rows, drop_navigation_lines, fence_ranges, strip_inline_images
 
 # %% ../nbs/03_chunk.ipynb #33d32eee
 # Bump whenever chunk boundaries, texts or what `prefix_len` covers change (conversion included): a sync then
@@ -89,131 +89,6 @@ def _md_cell(s, n=70):
     s = " ".join(s.split()).replace("|", "\\|")
     return s if len(s) <= n else s[: n - 1] + "…"
 
-# %% ../nbs/03_chunk.ipynb #1a7bdaa0
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
-
-
-def _fence_ranges(lines: list) -> dict:
-    "Opening line index → closing line index, for fences that really close."
-    cands = []
-    for i, line in enumerate(lines):
-        s = line.lstrip(" ")
-        if s[:3] in ("```", "~~~") and len(line) - len(s) <= 3:
-            m = _FENCE.match(line.rstrip("\r\n"))
-            f, info = m.group(1), m.group(2).strip()
-            if f[0] == "`" and "`" in info:
-                continue  # not a fence: backticks in the info string
-            cands.append((i, f, info))
-    bare = {"`": [], "~": []}  # candidate positions that can close a fence (no info string)
-    for k, (_, f, info) in enumerate(cands):
-        if not info:
-            bare[f[0]].append(k)
-    ranges, k = {}, 0
-    while k < len(cands):
-        i, f, _ = cands[k]
-        closers, close = bare[f[0]], None
-        p = bisect.bisect_right(closers, k)
-        while p < len(closers):
-            if len(cands[closers[p]][1]) >= len(f):
-                close = closers[p]
-                break
-            p += 1
-        if close is None:
-            k += 1
-            continue  # never closed: an ordinary line, not a fence
-        ranges[i] = cands[close][0]
-        k = close + 1
-    return ranges
-
-
-def _code_mask(lines: list) -> list:
-    "True for each line inside a closed fenced code block."
-    mask = [False] * len(lines)
-    for a, b in _fence_ranges(lines).items():
-        for i in range(a, b + 1):
-            mask[i] = True
-    return mask
-
-# %% ../nbs/03_chunk.ipynb #2c47715f
-_DATA_IMG = re.compile(r'!\[([^\]\n]*)\]\(\s*<?data:image/[^)\s>]*>?(?:\s+"[^"\n]*")?\s*\)')
-
-
-def strip_inline_images(markdown: str) -> str:
-    "Replace inline `data:` pictures by their alt text; links to files/URLs and code blocks stay."
-    if "data:image/" not in markdown:
-        return markdown
-    lines = markdown.splitlines(keepends=True)
-    fences, out, i, start = _fence_ranges(lines), [], 0, 0
-
-    def prose(a, b):
-        out.append(_DATA_IMG.sub(lambda m: m.group(1), "".join(lines[a:b])))
-
-    while i < len(lines):
-        if i in fences:
-            prose(start, i)
-            out.append("".join(lines[i : fences[i] + 1]))
-            i = start = fences[i] + 1
-        else:
-            i += 1
-    prose(start, len(lines))
-    return "".join(out)
-
-# %% ../nbs/03_chunk.ipynb #1e52d2b5
-_TABLE_LINE = re.compile(r"^\s*\|.*\|\s*$")
-_TABLE_RULE = re.compile(r"^\s*\|(?:\s*:?-{3,}:?\s*\|)+\s*$")
-
-
-def _blank_row(line: str) -> bool:
-    return not line.replace("|", "").strip()
-
-
-def _table_kept(rows: list[str]) -> list[str]:
-    "A table's lines less its blank rows; none at all when nothing but blanks (and the rule line) is left."
-    rule = 1 if len(rows) > 1 and _TABLE_RULE.match(rows[1]) else None
-    if rule is None:
-        return [r for r in rows if not _blank_row(r)]
-    body = [r for r in rows[2:] if not _blank_row(r)]
-    if not body and _blank_row(rows[0]):
-        return []
-    return rows[:2] + body
-
-
-def drop_blank_table_rows(markdown: str) -> str:
-    "Markdown without table rows whose cells are all empty, and without tables that are only such rows."
-    if "|" not in markdown:
-        return markdown
-    lines = markdown.splitlines(keepends=True)
-    fences, out, i = _fence_ranges(lines), [], 0
-    while i < len(lines):
-        if i in fences:
-            out += lines[i : fences[i] + 1]
-            i = fences[i] + 1
-        elif _TABLE_LINE.match(lines[i]):
-            j = i
-            while j < len(lines) and j not in fences and _TABLE_LINE.match(lines[j]):
-                j += 1
-            out += _table_kept(lines[i:j])
-            i = j
-        else:
-            out.append(lines[i])
-            i += 1
-    return "".join(out)
-
-# %% ../nbs/03_chunk.ipynb #d16d28e5
-_NAV_LINE = re.compile(
-    r"^\s*(?:File: [^,]+,\s+)?(?:Node: [^,]+,\s+)?(?:Next|Prev|Previous|Up): [^\n]*?,\s+(?:Next|Prev|Previous|Up): "
-    r"[^\n]*$"
-)
-
-
-def drop_navigation_lines(markdown: str) -> str:
-    "Markdown without texinfo's navigation lines (`Next: …, Previous: …, Up: …`) outside code fences."
-    if "Next: " not in markdown and "Up: " not in markdown:
-        return markdown
-    lines = markdown.splitlines(keepends=True)
-    code = _code_mask(lines)
-    return "".join(l for i, l in enumerate(lines) if code[i] or not _NAV_LINE.match(l))
-
 # %% ../nbs/03_chunk.ipynb #e3ef4237
 _TS = re.compile(
     r"^\s*(?:[-*]\s+)?(?:\*\*)?\\?[\[(]?(?:(\d{1,2}):)?(\d{1,2}):(\d{2})(?:[.,]\d{1,3})?\\?[\])]?(?:\*\*)?(?=[\s:–—-]|$)"
@@ -236,7 +111,7 @@ def timestamp_seconds(line: str) -> int | None:
 def transcript_share(markdown: str) -> float:
     "Share of non-blank lines outside code that open with a timestamp."
     lines = markdown.splitlines()
-    mask = _code_mask(lines)
+    mask = code_mask(lines)
     text = [l for l, c in zip(lines, mask) if l.strip() and not c]
     return sum(timestamp_seconds(l) is not None for l in text) / len(text) if text else 0.0
 
@@ -255,7 +130,7 @@ def _headings(lines: list, mask: list) -> list:
 def detect_category(markdown: str) -> str:
     "Read the structure off the Markdown: transcript, slides, headings or generic."
     lines = markdown.splitlines()
-    mask = _code_mask(lines)
+    mask = code_mask(lines)
     text = [l for l, c in zip(lines, mask) if l.strip() and not c]
     hits = sum(timestamp_seconds(l) is not None for l in text)
     if hits >= 3 and hits / len(text) >= TRANSCRIPT_SHARE:
@@ -363,7 +238,7 @@ def _slide_sections(lines, mask) -> list:
 
 def _sections(markdown: str, category: str, title: str) -> list:
     lines = markdown.splitlines(keepends=True)
-    mask = _code_mask(lines)
+    mask = code_mask(lines)
     if category == "transcript":
         return _transcript_sections(lines, mask, title)
     if category == "slides":
@@ -386,6 +261,8 @@ class _Block:
     header: str = ""  # tables: header row + separator line, repeated at the start of every chunk
     cut: bool = False  # code: already cut by the section cap, so split at lines
     cont: bool = False  # a later piece of a block cut by the section cap
+    row0: int = 0  # tables: rows of the whole table before this piece
+    rows: int = 0  # tables: rows of the whole table (0: this piece is the whole table)
 
 
 def _is_sep(line: str) -> bool:
@@ -405,7 +282,7 @@ def table_header(
 def _blocks(body: str) -> list:
     "Paragraphs, tables and closed code fences of a section body; blank lines stay with the block before."
     lines = body.splitlines(keepends=True)
-    fences, blocks, i, n = _fence_ranges(lines), [], 0, len(lines)
+    fences, blocks, i, n = fence_ranges(lines), [], 0, len(lines)
 
     def add(kind, a, b, header=""):
         while b < n and not lines[b].strip():
@@ -478,14 +355,15 @@ def _cap_split(sec: _Section, blocks: list) -> list:
     if len(sec.head) + len(sec.body) <= SECTION_CAP:
         return [blocks]
     limit = max(SECTION_CAP - len(sec.head) - 2, SECTION_CAP // 2)
-    items = []  # (block index, piece)
+    items, pieces = [], {}  # (block index, piece); pieces a cut block was cut into (a table's: its rows)
     for bi, b in enumerate(blocks):
         if len(b.header) + len(b.text) <= limit:
             items.append((bi, b.text))
         else:
             if b.kind == "code":
                 b.cut = True
-            items += [(bi, p) for p in _cap_pieces(b, limit)]
+            pieces[bi] = _cap_pieces(b, limit)
+            items += [(bi, p) for p in pieces[bi]]
     groups, cur, size = [], [], 0
     for bi, p in items:
         size_p = len(p) + (len(blocks[bi].header) if not cur or cur[-1][0] != bi else 0)
@@ -496,16 +374,16 @@ def _cap_split(sec: _Section, blocks: list) -> list:
         cur.append((bi, p))
         size += size_p
     groups.append(cur)
-    out, seen = [], set()
+    out, done = [], {}  # block index -> its pieces placed so far
     for g in groups:
         merged = []
         for bi, p in g:
             if merged and merged[-1][0] == bi:
                 merged[-1][1].text += p
             else:
-                b = blocks[bi]
-                merged.append((bi, _Block(b.kind, p, b.header, b.cut, bi in seen)))
-                seen.add(bi)
+                b, n = blocks[bi], len(pieces.get(bi, ()))
+                merged.append((bi, _Block(b.kind, p, b.header, b.cut, bi in done, done.get(bi, 0), n)))
+            done[bi] = done.get(bi, 0) + 1
         out.append([b for _, b in merged])
     return out
 
@@ -660,15 +538,65 @@ def table(self: _Packer, b: _Block, base: str, head: str, pid: str):
     prefix, text = base + b.header, b.text
     if b.header and self.count(prefix) > self.budget * 2 // 3:  # too big to repeat: written once, as a row
         prefix, text = base, ("" if b.cont else b.header) + b.text
+    rows = _split_lines(text)
+    total = b.rows or len(rows)
+    located = prefix != base and total > 1  # a table cut into chunks: each says which of its rows it holds
+    lead = base  # what a caller does not read: the context line, with the rows where the table is cut
+    if located:  # room for the longest row range (in tokens, of a sample)
+        step = total // 31 + 1
+        ranges = [_with_rows(base, a, min(total, a + 1 + a % 9), total, room=True) for a in range(1, total + 1, step)]
+        lead = max(ranges + [_with_rows(base, total, total, total, room=True)], key=self.count)
+        if self.count(lead + b.header) > self.budget * 2 // 3:  # no room left for rows beside it: no range
+            lead, located = base, False
+        prefix = lead + b.header
     avail, units, n = self.budget - self.count(prefix), [], len(self.chunks)
-    for row in _split_lines(text):
+    for row in rows:
         t = self.count(row) if len(row) <= self.maxc else None
         units.extend([(row, t)] if t is not None and t <= avail else self.window(row, avail))
-    self.pack(units, prefix, "table", head, pid, len(base))
+    self.pack(units, prefix, "table", head, pid, len(lead))
+    if located:
+        self._row_ranges(self.chunks[n:], rows, len(prefix), base, b.row0, total)
     if prefix == base:  # header written once: a later chunk that opens on a header-like pair of rows is
         for c in self.chunks[n + (not b.cont) :]:  # document text, so the rebuild must not take it for a repeat
             if table_header(c.body):
                 c.kind = "text"
+
+
+_ROWS = re.compile(r"(?:, |^)(rows? \d+(?:–\d+)?(?: of \d+)?)$")  # the range ending a table chunk's context line
+
+
+def table_rows(
+    context: str,  # a chunk's context, `text[:prefix_len]`
+) -> str | None:
+    'The rows of its table a table chunk holds, as its context line names them ("rows 13–24 of 400"), else None.'
+    m = _ROWS.search(context.rstrip("\n").rsplit("\n", 1)[-1])  # the context line is the context's last
+    return m.group(1) if m else None
+
+
+def _with_rows(base: str, first: int, last: int, total: int, room: bool = False) -> str:
+    "The context line with the table rows a chunk holds (1-based, of `total` if given); `room`: the longest form."
+    where = f"rows {first}–{last}" if last > first or room else f"row {first}"
+    where += f" of {total}" if total else ""
+    return f"{base[:-1]}, {where}\n" if base else f"{where}\n"
+
+
+@patch
+def _row_ranges(self: _Packer, chunks: list, rows: list, plen: int, base: str, row0: int, total: int):
+    "Write each chunk's own row range where room for the longest was kept; a table in one chunk needs none."
+    ends = list(accumulate(len(r) for r in rows))  # where each row ends in the rows' text
+    pos, whole = 0, len(chunks) == 1 and total == len(rows)
+    for c in chunks:
+        n = len(c.text) - plen  # characters of rows this chunk took
+        a, z = bisect.bisect_right(ends, pos), bisect.bisect_right(ends, pos + n - 1)
+        pos += n
+        first, last = row0 + a + 1, row0 + min(z, len(rows) - 1) + 1
+        limit = self.budget - (self.reserve if c is self.chunks[0] else 0)
+        # the range can take more tokens than the room kept for it: then without the total, then without it
+        for lead in [base] if whole else [_with_rows(base, first, last, total), _with_rows(base, first, last, 0), base]:
+            text = lead + c.text[c.prefix_len :]
+            if (t := self.count(text)) <= limit or lead == base:
+                break
+        c.text, c.prefix_len, c.tokens = text, len(lead), t
 
 # %% ../nbs/03_chunk.ipynb #19283d76
 @patch

@@ -13,8 +13,8 @@ from fastcore.basics import patch
 from . import __version__
 from .config import Config, MiniragError, IndexBusyError, file_hash
 from .formats.convert import convert_file, fetched_to_markdown
-from .chunk import chunk_markdown, strip_inline_images, SCHEME_VERSION
-from .chunk import drop_blank_table_rows
+from .chunk import chunk_markdown, SCHEME_VERSION
+from .tidy import drop_blank_table_rows, strip_inline_images
 from .formats.convert import pages_of
 from .formats.convert import file_title, data_title
 from .security import resolve_in_roots

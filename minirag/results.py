@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from dataclasses import dataclass, field
 from typing import Literal
-from .chunk import rebuild_section
+from .chunk import rebuild_section, table_rows
 from .config import MiniragError
 from .dates import DocDate
 
@@ -111,6 +111,7 @@ class Hit:
     keyword_rank: int | None = None  # 0-based rank on the keyword (BM25) side, null if not found there
     section_head: str = ""  # the section's headings, for display (never sent)
     page: int | None = None  # the PDF page the passage starts on (1-based); absent for other formats
+    rows: str | None = None  # a part of a long table: the rows it holds, e.g. "rows 1201–1212 of 2000"; else absent
 
 
 @dataclass
@@ -623,6 +624,7 @@ def read_back(
                 h.keyword_rank,
                 c["section_head"] or "",
                 c.get("page"),
+                table_rows(c["text"][: c["prefix_len"]]),
             )
         )
         where = display_path(c["source"], s.get("kind", ""), s.get("root", ""))

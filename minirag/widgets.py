@@ -15,7 +15,7 @@ except ImportError as e:
     raise MiniragError(
         f"minirag's notebook layer needs its extra ({e.name} is missing): pip install 'minirag[notebook]'"
     ) from None
-from .chunk import CODE_SPLIT_MARK, table_header
+from .chunk import CODE_SPLIT_MARK, table_header, table_rows
 from .api import Index
 
 # %% auto #0
@@ -33,6 +33,8 @@ def split_labels(
 
     def key(r):
         pre = _TITLE.sub("", r["text"][: r["prefix_len"]])  # ingest puts "# Title" before chunk 0 only
+        if r["kind"] == "table" and (rows := table_rows(pre)):  # each part of a table names its own rows
+            pre = pre[: pre.rindex(rows)]
         if r["kind"] == "code_part" or CODE_SPLIT_MARK in pre:
             return ("code", pre)
         hdr = table_header(r["text"][r["prefix_len"] :])  # the header every chunk of a table opens on

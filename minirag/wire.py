@@ -23,6 +23,7 @@ LOCAL = {(Hit, "section_head")}
 OMITTED_WHEN_NONE = {
     (ListedFile, "reason"),
     (Hit, "page"),  # a PDF's hits only
+    (Hit, "rows"),  # a long table's hits only
     (NeighborChunk, "page"),
     (Status, "ocr_hint"),
     (Status, "index_error"),
@@ -116,8 +117,7 @@ SCHEMAS = {
     RootState: ("RootState", RootState.__doc__, "path state indexed_count message"),
     Status: (
         "Status",
-        "status: field names as in the reference README; only version and configError when the configuration is "
-        "broken",
+        "status: field names as in the reference README; only version and configError when the configuration is broken",
         "version config_error? source_count? chunk_count? stale_chunk_count? scheme_warning? roots? index_error? "
         "watching? pending_changes? last_caught_up? root_states?",
     ),

@@ -16,9 +16,9 @@ from minirag.chunk import (
     detect_category,
     rebuild_document,
     rebuild_section,
-    strip_inline_images,
     table_header,
 )
+from minirag.tidy import strip_inline_images
 
 ASSETS = Path(__file__).parents[1] / "minirag" / "assets" / "all-MiniLM-L6-v2" / "tokenizer.json"
 DATA = Path(__file__).parent / "data" / "chunking"
