@@ -540,7 +540,8 @@ def table(self: _Packer, b: _Block, base: str, head: str, pid: str):
         prefix, text = base, ("" if b.cont else b.header) + b.text
     rows = _split_lines(text)
     total = b.rows or len(rows)
-    located = prefix != base and total > 1  # a table cut into chunks: each says which of its rows it holds
+    # a table cut into chunks: each says which of its rows it holds (a table that fits one chunk needs no range)
+    located = prefix != base and total > 1 and (b.rows or self.count(prefix + text) > self.limit())
     lead = base  # what a caller does not read: the context line, with the rows where the table is cut
     if located:  # room for the longest row range (in tokens, of a sample)
         step = total // 31 + 1
