@@ -1002,6 +1002,7 @@ d = { 'settings': {'branch': 'main', 'doc_baseurl': '/', 'doc_host': '', 'git_ur
                                 'minirag.search.scale_key': ('search.html#scale_key', 'minirag/search.py'),
                                 'minirag.search.section_id': ('search.html#section_id', 'minirag/search.py'),
                                 'minirag.search.side_signals': ('search.html#side_signals', 'minirag/search.py'),
+                                'minirag.search.silent': ('search.html#silent', 'minirag/search.py'),
                                 'minirag.search.term_share': ('search.html#term_share', 'minirag/search.py'),
                                 'minirag.search.validate_query': ('search.html#validate_query', 'minirag/search.py'),
                                 'minirag.search.vector_search': ('search.html#vector_search', 'minirag/search.py'),

@@ -20,9 +20,9 @@ __all__ = ['MAX_QUERY_CHARS', 'DOC_CONTEXT', 'DOC_BM25', 'RRF_K', 'COS_SCALE', '
            'VOCAB_SHARE', 'LETTERS_PER_PIECE', 'SILENT', 'REFERENCE_PAIRS', 'PACKAGED_MATCH_GAP', 'SCALE_RANGE',
            'SCALES_FILE', 'vector_search', 'query_terms', 'keyword_search', 'Ranked', 'fuse', 'fuse_adaptive',
            'default_fusion', 'candidate_window', 'vocab_share', 'term_share', 'side_signals', 'informativeness',
-           'effective_weight', 'fuse_lists', 'match_gap', 'scale_key', 'saved_scales', 'distance_scale', 'group_cut',
-           'apply_filters', 'validate_query', 'display_path', 'section_id', 'Candidates', 'candidates', 'rank',
-           'hit_text']
+           'silent', 'effective_weight', 'fuse_lists', 'match_gap', 'scale_key', 'saved_scales', 'distance_scale',
+           'group_cut', 'apply_filters', 'validate_query', 'display_path', 'section_id', 'Candidates', 'candidates',
+           'rank', 'hit_text']
 
 # %% ../nbs/06_search.ipynb #0fa543fe
 from .security import scope_bases
@@ -247,7 +247,13 @@ def informativeness(
     return cv, ck
 
 
-SILENT = 0.1  # a side whose own scores show at most this signal knows nothing of the query: the other's order stands
+SILENT = 0.1  # a side whose own scores show at most this signal, beside a side sure of the query, knows nothing of it
+
+
+def silent(flat: float, other: float) -> bool:
+    "Whether a side whose own signal is `flat` is silent beside a side whose own signal is `other`."
+    # beside a side only partly sure, a flat side is a tie of near-equals, not noise: the ratio weighs the two
+    return flat <= SILENT and other >= 1.0
 
 
 def effective_weight(w: float, vec, kw, known: float = 1.0, scale: float = 1.0, found: float = 1.0) -> float:
@@ -255,9 +261,9 @@ def effective_weight(w: float, vec, kw, known: float = 1.0, scale: float = 1.0, 
     if w <= 0 or w >= 1:
         return w
     sv, sk = side_signals(vec, kw, scale)
-    if sv <= SILENT < sk:  # the vector side's distances are flat: it cannot demote the keyword order
+    if silent(sv, sk):  # flat distances beside a sure keyword side: they cannot demote the keyword order
         return 1.0
-    if sk <= SILENT < sv:  # nor a flat keyword side the vector order
+    if silent(sk, sv):  # nor a flat keyword side a sure vector side's order
         return 0.0
     cv, ck = informativeness(vec, kw, known, scale, found)
     return w if cv + ck == 0 else w * ck / (w * ck + (1 - w) * cv)
