@@ -234,6 +234,12 @@ def main(argv=None):
         for lang, r in s.get("languages", {}).items():
             print(f"language {lang}: {r}")
         print(f"distance scale of the model: {df.attrs.get('distanceScale')}")
+        for half, m in s.get("margins", {}).items():
+            if m.get("queries"):
+                print(
+                    f"hybrid - {m['against']} ({half}, {m['queries']} queries): {m['gap']:+.4f}, 95% interval "
+                    f"{m['interval'][0]:+.4f}..{m['interval'][1]:+.4f}; {m['won']} better, {m['lost']} worse"
+                )
         print(
             f"hybrid ≥ max(vector, keyword): {s['hybridAtLeastBest']} "
             f"(held-out half: {s.get('hybridAtLeastBestHeldOut')})"

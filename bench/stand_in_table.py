@@ -23,6 +23,7 @@ def entry(rep: dict) -> dict:
         hybridAtLeastBestHeldOut=rep.get("hybridAtLeastBestHeldOut"),
         distanceScale=rep.get("distanceScale"),
         queries=rep.get("queries"),
+        **({"margins": rep["margins"]} if rep.get("margins") else {}),
     )
 
 

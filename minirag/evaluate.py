@@ -31,10 +31,11 @@ from minirag.search import (
 )
 
 # %% auto #0
-__all__ = ['K', 'TOP_K', 'DEFAULT_SWEEP', 'BeirSet', 'load_beir', 'doc_ranking', 'metrics', 'default_eval_dir', 'model_counter',
-           'index_key', 'CachedEmbed', 'build_index', 'open_eval_index', 'query_candidates', 'chunk_sources',
-           'per_query', 'score_run', 'tuning_half', 'query_language', 'language_table', 'parse_weights', 'evaluate',
-           'summary', 'sweep_table', 'eval_cli']
+__all__ = ['K', 'TOP_K', 'BOOTSTRAP_ROUNDS', 'DEFAULT_SWEEP', 'BeirSet', 'load_beir', 'doc_ranking', 'metrics',
+           'default_eval_dir', 'model_counter', 'index_key', 'CachedEmbed', 'build_index', 'open_eval_index',
+           'query_candidates', 'chunk_sources', 'per_query', 'score_run', 'tuning_half', 'query_language',
+           'language_table', 'paired_gap', 'hybrid_margins', 'parse_weights', 'evaluate', 'summary', 'sweep_table',
+           'eval_cli']
 
 # %% ../nbs/12_eval.ipynb #2f4e9e04
 @dataclass
@@ -342,6 +343,50 @@ def language_table(ds: BeirSet, cands: dict, src: dict, weight: float, fusion: s
         for lang, qs in sorted(by.items())
     }
 
+# %% ../nbs/12_eval.ipynb #a9cebed8
+BOOTSTRAP_ROUNDS = 2000
+
+
+def paired_gap(
+    a: dict,  # query id -> (recall, MRR, nDCG) of one run (`per_query`)
+    b: dict,  # the same for the run it is set against
+    qids=None,  # the queries to compare (default: all of `a`)
+    rounds: int = BOOTSTRAP_ROUNDS,
+    seed: int = 0,
+) -> dict:
+    "nDCG@10 of `a` against `b` query by query: mean difference, queries won and lost, a bootstrap 95% interval."
+    qs = [q for q in (a if qids is None else qids) if q in a and q in b]
+    d = np.array([a[q][2] - b[q][2] for q in qs])
+    if not len(d):
+        return dict(queries=0)
+    picks = np.random.default_rng(seed).integers(0, len(d), (rounds, len(d)), dtype=np.int32)
+    lo, hi = np.percentile(d[picks].mean(axis=1), [2.5, 97.5])
+    return dict(
+        queries=len(d),
+        gap=round(float(d.mean()), 4),
+        won=int((d > 1e-9).sum()),
+        lost=int((d < -1e-9).sum()),
+        interval=[round(float(lo), 4), round(float(hi), 4)],
+    )
+
+
+def hybrid_margins(ds: BeirSet, cands: dict, src: dict, weight: float, fusion: str, scale: float = 1.0) -> dict:
+    "Hybrid against the better single side of all queries, the tuning half and the held-out half, query by query."
+    runs = {
+        m: per_query(ds, cands, src, w, f, scale=scale)
+        for m, f, w in (("vector", "rrf", 0.0), ("keyword", "rrf", 1.0), ("hybrid", fusion, weight))
+    }
+    halves = {
+        "all": list(cands),
+        "tuning": [q for q in cands if tuning_half(q)],
+        "heldOut": [q for q in cands if not tuning_half(q)],
+    }
+    out = {}
+    for half, qs in halves.items():
+        side = "keyword" if _mean(runs["keyword"], qs)[2] > _mean(runs["vector"], qs)[2] else "vector"
+        out[half] = dict(against=side, **paired_gap(runs["hybrid"], runs[side], qs))
+    return out
+
 # %% ../nbs/12_eval.ipynb #2bf68ae3
 DEFAULT_SWEEP = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
@@ -408,6 +453,7 @@ def evaluate(
     df = pd.DataFrame(rows).assign(queries=len(ds.queries))
     df.attrs["languages"] = language_table(ds, cands, src, hw, default_fusion(), scale)
     df.attrs["distanceScale"] = scale
+    df.attrs["margins"] = hybrid_margins(ds, cands, src, hw, default_fusion(), scale)
     return df
 
 # %% ../nbs/12_eval.ipynb #84040d3b
@@ -432,6 +478,8 @@ def summary(df) -> dict:
         out.update(heldOut=held, hybridAtLeastBestHeldOut=bool(held["hybrid"] >= max(held["vector"], held["keyword"])))
     if df.attrs.get("languages"):
         out["languages"] = df.attrs["languages"]
+    if df.attrs.get("margins"):
+        out["margins"] = df.attrs["margins"]
     return out
 
 
@@ -477,5 +525,13 @@ def eval_cli(args, out, err, emit) -> int:
             f"keyword {h['keyword']:.4f}  hybrid {h['hybrid']:.4f}",
             file=out,
         )
+    for half, m in s.get("margins", {}).items():
+        if m.get("queries"):
+            lo, hi = m["interval"]
+            print(
+                f"hybrid - {m['against']} on {half} ({m['queries']} queries): {m['gap']:+.4f}, 95% interval "
+                f"{lo:+.4f}..{hi:+.4f}; {m['won']} queries ranked better, {m['lost']} worse",
+                file=out,
+            )
     print(f"\nhybrid nDCG@10 ≥ max(vector, keyword): {'yes' if s['hybridAtLeastBest'] else 'NO'}", file=out)
     return 0

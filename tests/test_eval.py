@@ -179,10 +179,14 @@ def test_eval_reports_held_out_half_and_languages(tmp_path, model_dir):
     )
     assert set(r["heldOut"]) == {"vector", "keyword", "hybrid"} and "hybridAtLeastBestHeldOut" in r
     assert all({"nDCG@10 tuning", "nDCG@10 held-out"} <= set(x) for x in r["runs"])
+    m = r["margins"]["all"]  # hybrid against the better side, query by query
+    assert m["queries"] == 5 and m["against"] in {"vector", "keyword"} and m["won"] + m["lost"] <= 5
+    assert m["interval"][0] <= m["gap"] <= m["interval"][1]
     rc, out, _ = cli(
         "eval", str(ds), "--weights", "0.6", "--db-path", str(tmp_path / "db"), "--cache-dir", str(model_dir.parent)
     )
     assert "language ru (1 queries)" in out and "held-out half" in out
+    assert "on all (5 queries)" in out and "95% interval" in out
 
 
 def test_man_page_split_for_the_held_out_sets():
