@@ -15,10 +15,14 @@ from pathlib import Path
 
 
 def entry(rep: dict) -> dict:
-    "One model's figures on one set: each side's nDCG@10 whole and on the held-out half, and the quality bar."
+    "One model's figures on one set: each side's nDCG@10 whole and on each half, and the quality bar."
     held = rep.get("heldOut", {})
+    tuning = {r["method"]: r.get("nDCG@10 tuning") for r in rep.get("runs", []) if r["method"] != "sweep"}
     return dict(
-        **{m: dict(whole=rep[m]["nDCG@10"], heldOut=held.get(m)) for m in ("vector", "keyword", "hybrid")},
+        **{
+            m: dict(whole=rep[m]["nDCG@10"], heldOut=held.get(m), tuning=tuning.get(m))
+            for m in ("vector", "keyword", "hybrid")
+        },
         hybridAtLeastBest=rep["hybridAtLeastBest"],
         hybridAtLeastBestHeldOut=rep.get("hybridAtLeastBestHeldOut"),
         distanceScale=rep.get("distanceScale"),
